@@ -1,0 +1,16 @@
+# coloc: every figure and table from the raw public data.  Run: snakemake --cores all
+# Small run for tests and CI: snakemake --cores all --configfile config/ci.yaml
+from pathlib import Path
+
+
+configfile: str(Path(workflow.basedir) / "config" / "config.yaml")
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        ALL_OUTPUTS,

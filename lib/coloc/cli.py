@@ -1,0 +1,65 @@
+"""A thin command line over coloc's functions: ``coloc <command> ...``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import yaml
+
+from coloc import sources
+
+
+def _selected_sources(args: argparse.Namespace) -> list[sources.Source]:
+    if args.url:
+        if not (args.file and args.sha256):
+            raise SystemExit("coloc fetch: --url needs --file and --sha256 as well")
+        return [sources.Source(args.file, args.file, args.url, args.sha256.lower(), "")]
+    with open(args.config) as fh:
+        table = sources.sources_from_config(yaml.safe_load(fh))
+    names = args.name or sorted(table)
+    unknown = [n for n in names if n not in table]
+    if unknown:
+        raise SystemExit(f"coloc fetch: unknown source {unknown}; {args.config} defines {sorted(table)}")
+    return [table[n] for n in names]
+
+
+def _fetch(args: argparse.Namespace) -> int:
+    mirror = sources.mirror_folder(args.mirror)
+    for source in _selected_sources(args):
+        print(f"{source.file}: from {f'mirror {mirror}' if mirror else source.url}", flush=True)
+        try:
+            path = sources.fetch(source, args.raw_dir, mirror)
+        except sources.SourceError as err:
+            print(f"coloc fetch: {err}", file=sys.stderr)
+            return 1
+        print(f"{source.file}: {path} sha256 {source.sha256} verified", flush=True)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="coloc", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    fetch = commands.add_parser(
+        "fetch", help="download (or copy from a mirror) and verify reference data files",
+        description="Fetch the sources of a config file (default: all), or one file given by --file/--url/--sha256.",
+    )
+    fetch.add_argument("--config", default="config/config.yaml", help="config file with a 'sources' section")
+    fetch.add_argument("--name", action="append", help="source name from the config (repeatable)")
+    fetch.add_argument("--file", help="path of the file under the raw folder and the mirror")
+    fetch.add_argument("--url", help="public URL of the file")
+    fetch.add_argument("--sha256", help="expected sha256 of the file")
+    fetch.add_argument("--raw-dir", default="data/raw", help="folder the files go to")
+    fetch.add_argument("--mirror", default=None,
+                       help=f"mirror folder to copy from instead of downloading (${sources.MIRROR_ENV} takes precedence)")
+    fetch.set_defaults(run=_fetch)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

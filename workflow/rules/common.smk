@@ -1,0 +1,44 @@
+# Shared helpers for the workflow: config validation, paths, the list of final outputs.
+import json
+import re
+from pathlib import Path
+
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+
+validate(config, "../../config/config.schema.yaml")
+
+REPO = Path(workflow.basedir)
+NOTEBOOKS = REPO / "notebooks"
+ENV = REPO / "environment.yml"
+# Every rule file appends the final figures and tables it makes; rule all asks for them.
+ALL_OUTPUTS = []
+
+SOURCES = config["sources"]
+SOURCE_BY_FILE = {entry["file"]: entry for entry in SOURCES.values()}
+
+
+def raw_path(name):
+    """Where the source ``name`` of the config lands."""
+    return f"data/raw/{SOURCES[name]['file']}"
+
+
+def source_url(wildcards):
+    return SOURCE_BY_FILE[wildcards.file]["url"]
+
+
+def source_sha256(wildcards):
+    return SOURCE_BY_FILE[wildcards.file]["sha256"]
+
+
+def mirror_option():
+    """The --mirror option of `coloc fetch` from the config (COLOC_DATA_MIRROR still wins)."""
+    mirror = config.get("mirror")
+    return f"--mirror {mirror}" if mirror else ""
+
+
+def as_yaml(values):
+    """Notebook parameters as a YAML (JSON) string for papermill -y."""
+    return json.dumps(values)
