@@ -1,0 +1,98 @@
+"""The Snakemake workflow: lint, dry runs, one real CI run from the mirror, nbval, a corrupted mirror."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+CI_CONFIG = REPO / "config" / "ci.yaml"
+
+
+def run(args, cwd, mirror=None, timeout=900):
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    env.pop("COLOC_DATA_MIRROR", None)
+    if mirror is not None:
+        env["COLOC_DATA_MIRROR"] = str(mirror)
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def snakemake(*args, cwd, mirror=None):
+    return run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--cores", "2", *args],
+               cwd=cwd, mirror=mirror)
+
+
+@pytest.fixture(scope="session")
+def ci_run(tmp_path_factory, mirror):
+    """One real run of the whole workflow on config/ci.yaml, from the mirror, in a scratch folder."""
+    workdir = tmp_path_factory.mktemp("ci_run")
+    result = snakemake("--configfile", str(CI_CONFIG), cwd=workdir, mirror=mirror)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    return workdir
+
+
+def test_lint_is_clean():
+    result = run([sys.executable, "-m", "snakemake", "--lint"], cwd=REPO)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Congratulations, your workflow is in a good condition!" in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("extra", [[], ["--configfile", str(CI_CONFIG)]], ids=["default", "ci"])
+def test_dry_run_plans_every_stage(tmp_path, extra):
+    result = snakemake("-n", *extra, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    for rule in ("download", "data_tables", "all"):
+        assert rule in result.stdout
+
+
+def test_ci_run_writes_tables_and_figures(ci_run):
+    pairs = pd.read_parquet(ci_run / "data/processed/pairs.parquet")
+    assert pairs.groupby("device").size().to_dict() == {"k80": 351, "p100": 351, "v100": 351}
+    trace = pd.read_parquet(ci_run / "data/processed/trace.parquet")
+    assert len(trace) == 2000 and set(trace["cluster"]) == {"6214e9"}
+    for figure in ("figures/data/interference_heatmap.png", "figures/data/trace.png"):
+        assert (ci_run / figure).stat().st_size > 10_000
+    assert (ci_run / "results/notebooks/00_data.ipynb").exists()
+
+
+def test_ci_run_is_complete_and_a_rerun_has_nothing_to_do(ci_run, mirror):
+    result = snakemake("-n", "--configfile", str(CI_CONFIG), cwd=ci_run, mirror=mirror)
+    assert result.returncode == 0 and "Nothing to be done" in result.stdout + result.stderr
+
+
+def test_executed_notebooks_pass_nbval_on_the_ci_config(ci_run):
+    """nbval re-executes each notebook as the CI run executed it (CI parameters injected) and fails on errors."""
+    executed = sorted((ci_run / "results" / "notebooks").glob("*.ipynb"))
+    sources_ = sorted(p.name for p in (REPO / "notebooks").glob("*.ipynb"))
+    assert [p.name for p in executed] == sources_
+    copies = []
+    for notebook in executed:  # run from the workflow folder, where the injected relative paths hold
+        copies.append(ci_run / f"nbval_{notebook.name}")
+        shutil.copy(notebook, copies[-1])
+    result = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax",
+                  *[c.name for c in copies]], cwd=ci_run)
+    assert result.returncode == 0, result.stdout[-6000:]
+    assert " passed" in result.stdout and " failed" not in result.stdout
+
+
+def test_corrupted_mirror_stops_with_checksum_message_and_leaves_no_file(tmp_path, mirror):
+    bad_mirror = tmp_path / "mirror"
+    shutil.copytree(mirror, bad_mirror)
+    target = bad_mirror / "philly" / "philly.csv"
+    target.chmod(0o644)
+    data = bytearray(target.read_bytes())
+    data[1000] ^= 0x01
+    target.write_bytes(bytes(data))
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    # the target goes first: --configfile takes every value after it
+    result = snakemake("data/raw/philly/philly.csv", "--configfile", str(CI_CONFIG), cwd=workdir, mirror=bad_mirror)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "philly/philly.csv: checksum mismatch" in output
+    assert "expected sha256 ebffb3dd1589bdf4e7bcd74496201c5ded1d557d498ee14f560463f37ec353da" in output
+    assert [p for p in (workdir / "data" / "raw").rglob("*") if p.is_file()] == []
