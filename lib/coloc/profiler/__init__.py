@@ -1,0 +1,19 @@
+"""The profiler: measures training throughput of job types solo and co-located on this machine's device.
+
+    from coloc import profiler
+    measurements = profiler.plan(["lm-wikitext2-b5", "recommendation-ml20m-b512"], repeats=2)
+    records = profiler.run(measurements, "data/interim/profiled/measurements.jsonl", profiler.Settings(window_s=3))
+    solo, pairs = profiler.solo_table(records), profiler.pairs_table(records)
+
+See :mod:`coloc.profiler.sweep` (how measurements run), :mod:`coloc.profiler.worker` (one job's
+process), :mod:`coloc.profiler.sampler` (NVML and psutil), :mod:`coloc.profiler.tables`.
+"""
+
+from .errors import ProfilerError
+from .hardware import Device, resolve
+from .journal import read as read_log
+from .sweep import Measurement, Settings, plan, run
+from .tables import jobs_table, pairs_table, solo_table, spread_table
+
+__all__ = ["ProfilerError", "Device", "resolve", "read_log", "Measurement", "Settings", "plan", "run",
+           "jobs_table", "pairs_table", "solo_table", "spread_table"]

@@ -1,0 +1,149 @@
+"""From the measurement log to the ``solo`` and ``pairs`` tables of DESIGN.md.
+
+Repeats are averaged. ``norm_a`` = ``tput_a`` / solo throughput of a (means over repeats),
+as in the contract. The spread columns normalize each repeat by the solo measurement of the
+same round (taken minutes apart at most), so slow changes of the machine's load cancel.
+A set is feasible only when every repeat of it succeeded; an infeasible pair has throughputs
+0 and NaN norms (Gavel's convention) and the first error. Extra columns: ``repeats``,
+``failed_repeats``, ``error``, ``*_std``, ``cpu_util*`` (% of the device's cores),
+``mem_bytes*`` (peak GPU memory on a GPU, peak resident memory on a CPU), ``other_cpu_pct``
+(other users' load on the device's cores while measuring).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .errors import ProfilerError
+
+_DEVICE_METRICS = ("gpu_util", "mem_util", "mem_used_bytes", "sm_clock_mhz", "pcie_rx_bytes_s", "pcie_tx_bytes_s",
+                   "power_w", "cpu_busy_pct", "other_cpu_pct")
+_JOB_COLUMNS = ("device", "set", "kind", "repeat", "slot", "workload", "partners", "feasible", "error", "throughput",
+                "iterations", "elapsed_s", "cpu_util", "mem_bytes", "rss_bytes", "gpu_mem_bytes", "sm_util",
+                "window_overlap", *_DEVICE_METRICS, "started_utc", "key")
+
+
+def jobs_table(records: list[dict]) -> pd.DataFrame:
+    """One row per job of every measurement record (repeats kept apart; a key logged twice: the last)."""
+    rows = []
+    for record in records:
+        _check(record)
+    for record in {r["key"]: r for r in records}.values():
+        for job in record["jobs"]:
+            rows.append(_job_row(record, job))
+    table = pd.DataFrame(rows, columns=list(_JOB_COLUMNS))
+    for column in _JOB_COLUMNS[9:-2]:
+        table[column] = pd.to_numeric(table[column], errors="coerce").astype(float)
+    table["feasible"] = table["feasible"].astype(bool)
+    return table
+
+
+def _check(record: dict) -> None:
+    missing = [k for k in ("key", "device", "workloads", "repeat", "feasible", "jobs") if k not in record]
+    if missing:
+        raise ProfilerError(f"measurement record {record.get('key', '?')!r}: keys {missing} missing")
+
+
+def _job_row(record: dict, job: dict) -> dict:
+    metrics = record.get("device_metrics") or {}
+    workloads = record["workloads"]
+    mem = job.get("gpu_mem_bytes", job.get("gpu_mem_reserved_bytes")) if record.get("device_kind") == "gpu" \
+        else job.get("rss_bytes", job.get("max_rss_bytes"))
+    partners = workloads[:job["slot"]] + workloads[job["slot"] + 1:]
+    return {
+        "device": record["device"], "set": "+".join(workloads), "kind": record.get("kind"), "repeat": record["repeat"],
+        "slot": job["slot"], "workload": job["workload"], "partners": "+".join(partners),
+        "feasible": bool(record["feasible"]), "error": record.get("error"),
+        "throughput": job.get("throughput") if record["feasible"] else np.nan,
+        "iterations": job.get("iterations"), "elapsed_s": job.get("elapsed_s"), "cpu_util": job.get("cpu_util"),
+        "mem_bytes": mem, "rss_bytes": job.get("rss_bytes"), "gpu_mem_bytes": job.get("gpu_mem_bytes"),
+        "sm_util": job.get("sm_util"), "window_overlap": record.get("window_overlap"),
+        **{k: metrics.get(k) for k in _DEVICE_METRICS},
+        "started_utc": record.get("started_utc"), "key": record["key"],
+    }
+
+
+def solo_table(records: list[dict]) -> pd.DataFrame:
+    """The ``solo`` table: device, workload, throughput (mean over repeats), measured columns, spread."""
+    jobs = jobs_table(records)
+    solo = jobs[jobs["kind"] == "solo"]
+    columns = ["device", "workload", "throughput", "throughput_std", "repeats", "failed_repeats", "feasible", "error",
+               "cpu_util", "mem_bytes", "gpu_util", "mem_util", "sm_util", "pcie_bytes_s", "power_w", "other_cpu_pct"]
+    if solo.empty:
+        return pd.DataFrame(columns=columns)
+    solo = solo.assign(pcie_bytes_s=solo["pcie_rx_bytes_s"] + solo["pcie_tx_bytes_s"])
+    rows = []
+    for (device, workload), group in solo.groupby(["device", "workload"], sort=True):
+        ok = group[group["feasible"]]
+        feasible = len(ok) == len(group)
+        row = {"device": device, "workload": workload,
+               "throughput": ok["throughput"].mean() if feasible else np.nan,
+               "throughput_std": ok["throughput"].std(ddof=0) if feasible else np.nan,
+               "repeats": len(ok), "failed_repeats": len(group) - len(ok), "feasible": feasible,
+               "error": _first_error(group)}
+        for column in columns[8:]:
+            row[column] = ok[column].mean() if feasible and ok[column].notna().any() else np.nan
+        rows.append(row)
+    return pd.DataFrame(rows, columns=columns)
+
+
+def pairs_table(records: list[dict], solo: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The ``pairs`` table: one row per unordered pair (``workload_a <= workload_b``), repeats averaged."""
+    jobs = jobs_table(records)
+    solo = solo_table(records) if solo is None else solo
+    columns = ["device", "workload_a", "workload_b", "tput_a", "tput_b", "norm_a", "norm_b", "feasible", "repeats",
+               "failed_repeats", "error", "tput_a_std", "tput_b_std", "norm_a_std", "norm_b_std", "cpu_util_a",
+               "cpu_util_b", "mem_bytes_a", "mem_bytes_b", "other_cpu_pct"]
+    pairs = jobs[jobs["kind"] == "pair"]
+    if pairs.empty:
+        return pd.DataFrame(columns=columns)
+    solo_mean = solo.set_index(["device", "workload"])["throughput"]
+    per_round = _solo_per_round(jobs)
+    rows = []
+    for (device, name), group in pairs.groupby(["device", "set"], sort=True):
+        a, b = name.split("+")
+        repeats = group.pivot(index="repeat", columns="slot")
+        feasible = bool(repeats["feasible"].all().all())
+        ok = repeats[repeats["feasible"][0]]
+        row = {"device": device, "workload_a": a, "workload_b": b, "feasible": feasible, "repeats": len(ok),
+               "failed_repeats": len(repeats) - len(ok), "error": _first_error(group),
+               "other_cpu_pct": ok["other_cpu_pct"][0].mean() if len(ok) else np.nan}
+        for slot, side, workload in ((0, "a", a), (1, "b", b)):
+            solo_tput = solo_mean.get((device, workload), np.nan)
+            tput = ok["throughput"][slot]
+            round_solo = [per_round.get((device, workload, r), solo_tput) for r in tput.index]
+            row.update({
+                f"tput_{side}": tput.mean() if feasible else 0.0,
+                f"norm_{side}": tput.mean() / solo_tput if feasible else np.nan,
+                f"tput_{side}_std": tput.std(ddof=0) if feasible else np.nan,
+                f"norm_{side}_std": (tput / np.array(round_solo, dtype=float)).std(ddof=0) if feasible else np.nan,
+                f"cpu_util_{side}": ok["cpu_util"][slot].mean() if len(ok) else np.nan,
+                f"mem_bytes_{side}": ok["mem_bytes"][slot].mean() if len(ok) else np.nan,
+            })
+        rows.append(row)
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _solo_per_round(jobs: pd.DataFrame) -> dict:
+    solo = jobs[(jobs["kind"] == "solo") & jobs["feasible"]]
+    return {(d, w, r): t for d, w, r, t in solo[["device", "workload", "repeat", "throughput"]].itertuples(index=False)}
+
+
+def _first_error(group: pd.DataFrame):
+    errors = group["error"].dropna()
+    return errors.iloc[0] if len(errors) else None
+
+
+def spread_table(records: list[dict]) -> pd.DataFrame:
+    """Spread of repeated measurements of each job in each set: mean, std, min, max, and
+    ``spread`` = (max - min) / mean, the largest relative difference between two repeats."""
+    jobs = jobs_table(records)
+    jobs = jobs[jobs["feasible"]]
+    if jobs.empty:
+        return pd.DataFrame(columns=["device", "set", "kind", "slot", "workload", "repeats", "mean", "std", "min",
+                                     "max", "spread"])
+    grouped = jobs.groupby(["device", "set", "kind", "slot", "workload"], sort=True)["throughput"]
+    table = grouped.agg(repeats="size", mean="mean", std=lambda s: s.std(ddof=0), min="min", max="max").reset_index()
+    table["spread"] = (table["max"] - table["min"]) / table["mean"]
+    return table

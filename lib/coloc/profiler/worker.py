@@ -1,0 +1,209 @@
+"""One measured job, in its own OS process: build, barrier, warm-up, timed window, report.
+
+The parent (:mod:`coloc.profiler.sweep`) talks to a worker over a multiprocessing pipe:
+
+* worker -> parent ``{"event": "ready"}`` once the job is built and has run one step;
+* parent -> worker ``"go"``: the barrier; every worker of a co-located set gets it together;
+* worker: warm-up steps (not counted), then counts steps from ``t0``; once the window has
+  lasted ``window_s`` and ``min_iters`` steps it sends ``{"event": "window_done"}`` and
+  keeps training, so the other jobs of the set still meet contention;
+* parent -> worker ``"stop"`` once every worker's window is done; the worker answers
+  ``{"event": "result", ...}`` counting only the steps that ended before the stop, and exits;
+* on any exception the worker sends ``{"event": "error", ...}`` and exits with status 1.
+
+A worker leaves its parent's process group (``os.setsid``), asks the kernel to kill it when
+its parent dies (Linux ``PR_SET_PDEATHSIG``), and exits when its pipe closes: a killed
+sweep leaves no worker behind.
+
+``fault`` injects a failure, for tests of the error handling only: ``"oom"`` requests a
+tensor of 2**60 bytes on the job's device before building (a real, impossible allocation),
+``"crash"`` kills the worker with SIGSEGV after its first counted step (no report), ``"hang"``
+makes it sleep after the barrier without answering (the parent's timeout ends it).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import signal
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+
+FAULTS = ("oom", "crash", "hang")
+_PR_SET_PDEATHSIG = 1
+_STOP_WAIT_S = 0.005  # after its window is done, how long a worker waits for the stop before another step
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """What one worker runs and how it measures."""
+
+    workload: str
+    device: str = "cpu"              # torch device: "cpu" or "cuda:N"
+    threads: int = 1                 # torch intra-op threads
+    cpus: tuple[int, ...] = ()       # CPU cores the process may run on; () keeps the inherited set
+    warmup_s: float = 1.0            # warm-up after the barrier, not counted (at least warmup_iters steps)
+    warmup_iters: int = 1
+    window_s: float = 2.0            # the counted window lasts at least this long ...
+    min_iters: int = 2               # ... and at least this many steps
+    batch_size: int | None = None    # overrides the job type's batch (unit tests only)
+    reduced: bool = False            # the zoo's reduced inputs (unit tests only)
+    seed: int = 0
+    env: tuple[tuple[str, str], ...] = ()  # environment set before CUDA starts (e.g. MPS pipes)
+    fault: str | None = None         # injected failure for error-handling tests: oom, crash, hang
+
+
+def main(conn, spec: JobSpec) -> None:
+    """Entry point of the worker process (the target of a multiprocessing Process)."""
+    _detach()
+    phase = "build"
+    try:
+        job = _prepare(spec)
+        conn.send({"event": "ready", "pid": os.getpid()})
+        if conn.recv() != "go":
+            return
+        phase = "window"
+        result = _measure(conn, job, spec)
+        if result is not None:
+            conn.send({"event": "result", **result})
+    except (EOFError, BrokenPipeError):
+        return  # the parent is gone: leave quietly
+    except BaseException as exc:  # noqa: BLE001 - every failure becomes a report
+        _report_error(conn, spec, phase, exc)
+        sys.exit(1)
+
+
+def _detach() -> None:
+    """Own process group; die with the parent (Linux), and now if it died before that was set."""
+    parent = os.getppid()
+    os.setsid()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass  # not Linux: the closed pipe still ends the worker
+    if os.getppid() != parent:
+        os._exit(0)
+
+
+def _prepare(spec: JobSpec):
+    """Pin the process, set threads, build the job and run its first step."""
+    for key, value in spec.env:
+        os.environ[key] = value
+    if spec.cpus and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, spec.cpus)
+    import torch
+
+    from coloc import workloads
+
+    torch.set_num_threads(spec.threads)
+    if spec.device.startswith("cuda"):
+        torch.cuda.set_device(torch.device(spec.device))
+    if spec.fault == "oom":
+        torch.empty(2**60, dtype=torch.uint8, device=spec.device)
+    job = workloads.build(spec.workload, device=spec.device, batch_size=spec.batch_size, seed=spec.seed,
+                          reduced=spec.reduced)
+    job.step()
+    _sync(spec.device)
+    return job
+
+
+def _measure(conn, job, spec: JobSpec) -> dict | None:
+    """Warm-up, then count steps until the parent's stop; None when the parent is gone."""
+    go = time.monotonic()
+    warm = 0
+    while warm < spec.warmup_iters or time.monotonic() - go < spec.warmup_s:
+        if _step_or_stop(conn, job, spec):
+            return None
+        warm += 1
+    if spec.fault == "hang":
+        while True:
+            time.sleep(3600)
+    t0 = time.monotonic()
+    cpu0 = time.process_time()
+    done_sent = False
+    count, t_last, cpu_last = 0, t0, cpu0
+    while True:
+        job.step()
+        _sync(spec.device)
+        now, cpu_now = time.monotonic(), time.process_time()
+        if conn.poll():  # the stop came while this step ran: count only the steps that ended before it
+            _expect_stop(conn)
+            return _result(job, spec, count, t0, t_last, cpu0, cpu_last, go)
+        count, t_last, cpu_last = count + 1, now, cpu_now
+        if spec.fault == "crash":
+            _crash()
+        if not done_sent and count >= spec.min_iters and now - t0 >= spec.window_s:
+            conn.send({"event": "window_done", "iterations": count, "elapsed_s": now - t0})
+            done_sent = True
+        if done_sent and conn.poll(_STOP_WAIT_S):  # the stop came after this step ended: it counts
+            _expect_stop(conn)
+            return _result(job, spec, count, t0, t_last, cpu0, cpu_last, go)
+
+
+def _expect_stop(conn) -> None:
+    message = conn.recv()
+    if message != "stop":
+        raise RuntimeError(f"worker expected 'stop' from the parent, got {message!r}")
+
+
+def _step_or_stop(conn, job, spec: JobSpec) -> bool:
+    """One warm-up step; True when the parent asked to stop (or is gone) instead."""
+    if conn.poll():
+        conn.recv()
+        return True
+    job.step()
+    _sync(spec.device)
+    return False
+
+
+def _result(job, spec: JobSpec, count: int, t0: float, t_last: float, cpu0: float, cpu_last: float,
+            go: float) -> dict:
+    elapsed = t_last - t0
+    result = {
+        "pid": os.getpid(),
+        "iterations": count,
+        "elapsed_s": elapsed,
+        "throughput": count / elapsed if elapsed > 0 else float("nan"),
+        "cpu_s": cpu_last - cpu0,
+        "go": go,
+        "window_start": t0,
+        "window_end": t_last,
+        "threads": spec.threads,
+        "max_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    }
+    if spec.device.startswith("cuda"):
+        import torch
+
+        result["gpu_mem_allocated_bytes"] = int(torch.cuda.max_memory_allocated())
+        result["gpu_mem_reserved_bytes"] = int(torch.cuda.max_memory_reserved())
+    return result
+
+
+def _sync(device: str) -> None:
+    """Wait for the device to finish the step (CUDA runs asynchronously)."""
+    if device.startswith("cuda"):
+        import torch
+
+        torch.cuda.synchronize()
+
+
+def _crash() -> None:
+    """Injected crash (tests only): die by SIGSEGV, without a core file and without a report."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    os.kill(os.getpid(), signal.SIGSEGV)
+    time.sleep(60)
+
+
+def _report_error(conn, spec: JobSpec, phase: str, exc: BaseException) -> None:
+    message = f"{type(exc).__name__}: {exc}".strip()
+    if len(message) > 2000:
+        message = message[:2000] + " ..."
+    try:
+        conn.send({"event": "error", "phase": phase, "error": message,
+                   "traceback": "".join(traceback.format_exception(exc))[-4000:]})
+    except (OSError, EOFError, BrokenPipeError):
+        pass
