@@ -1,0 +1,65 @@
+"""Invariants of a simulation; each raises SimulationError with the job and the numbers."""
+from __future__ import annotations
+
+import math
+
+from coloc.sim.job import DONE, QUEUED, RUNNING, Job
+
+REL_TOL = 1e-6
+
+
+def _error(message: str):
+    from coloc.sim.engine import SimulationError
+    return SimulationError(message)
+
+
+def completed_work(job: Job, now: float) -> None:
+    """At completion the job has done exactly its work plus restart overhead."""
+    total = job.work + job.overhead
+    tol = REL_TOL * total + 1e-9
+    if abs(job.remaining) > tol or abs(job.done_work - total) > tol:
+        raise _error(f"t={now}: job {job.job_id} completes with {job.remaining:.9g} work left and "
+                     f"{job.done_work:.9g} done of {total:.9g} (work conservation broken)")
+
+
+def state(sim) -> None:
+    """Cluster indexes agree with residents; every job is in exactly one place."""
+    try:
+        sim.cluster.check()
+    except RuntimeError as err:
+        raise _error(f"t={sim.now}: {err}") from err
+    on_gpus = {j.job_id for here in sim.cluster.residents for j in here}
+    if on_gpus != set(sim.running):
+        raise _error(f"t={sim.now}: jobs on GPUs {sorted(on_gpus ^ set(sim.running))[:5]} "
+                     f"disagree with the running set")
+    for job in sim.running.values():
+        if job.state != RUNNING or job in sim.queue:
+            raise _error(f"t={sim.now}: running job {job.job_id} is {job.state} or also queued")
+    for job in sim.queue:
+        if job.state != QUEUED or job.job_id in sim.running:
+            raise _error(f"t={sim.now}: queued job {job.job_id} is {job.state} or also running")
+
+
+def final(sim) -> None:
+    """Every job finished once, the cluster is empty, work and time add up."""
+    state(sim)
+    if sim.queue or sim.running or sim.cluster.busy:
+        raise _error(f"end: {len(sim.queue)} queued, {len(sim.running)} running, "
+                     f"{sim.cluster.busy} busy GPUs; expected none")
+    done_total = work_total = 0.0
+    for job in sim.jobs.values():
+        if job.state != DONE or math.isnan(job.finish_time):
+            raise _error(f"end: job {job.job_id} never finished (state {job.state})")
+        jct = job.finish_time - job.submit_time
+        if job.start_time < job.submit_time or jct <= 0:
+            raise _error(f"end: job {job.job_id} starts at {job.start_time} / finishes at "
+                         f"{job.finish_time} but was submitted at {job.submit_time}")
+        if abs(job.queued_time + job.run_time - jct) > REL_TOL * jct + 1e-6:
+            raise _error(f"end: job {job.job_id} queued {job.queued_time} + ran {job.run_time} "
+                         f"!= jct {jct}")
+        if job.colocated_time > job.run_time * (1 + REL_TOL) + 1e-9:
+            raise _error(f"end: job {job.job_id} co-located {job.colocated_time} s of {job.run_time} s")
+        done_total += job.done_work
+        work_total += job.work + job.overhead
+    if abs(done_total - work_total) > REL_TOL * work_total + 1e-6:
+        raise _error(f"end: work done {done_total} != work submitted + overhead {work_total}")

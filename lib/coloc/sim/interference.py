@@ -1,0 +1,122 @@
+"""Ground truth of the simulator: measured solo throughputs and pairwise co-location.
+
+Gavel measured jobs alone and in pairs only. For more than two jobs on one GPU
+the normalized throughput of a job is the product of its pairwise normalized
+throughputs with each co-runner (a labelled extrapolation, used only when the
+cluster's cap on jobs per GPU is raised above the default of 2). A set is
+feasible only if every pair in it is feasible (fits in GPU memory).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import pandas as pd
+
+SOLO_COLUMNS = ("device", "workload", "throughput")
+PAIRS_COLUMNS = ("device", "workload_a", "workload_b", "norm_a", "norm_b", "feasible")
+
+
+def require_columns(frame: pd.DataFrame, columns: Sequence[str], name: str) -> None:
+    """Raise ValueError naming the table and the missing columns."""
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{name}: missing columns {missing}; expected at least {list(columns)}")
+
+
+class GroundTruth:
+    """Measured solo throughput, pairwise normalized throughput and feasibility."""
+
+    def __init__(self, solo: pd.DataFrame, pairs: pd.DataFrame, reference_device: str,
+                 name: str = "measured (Gavel)"):
+        require_columns(solo, SOLO_COLUMNS, "solo table")
+        require_columns(pairs, PAIRS_COLUMNS, "pairs table")
+        self.name = name
+        self.reference_device = reference_device
+        self._tput = _solo_dict(solo)
+        self._norm, self._feasible = _pair_dicts(pairs)
+        self.devices = sorted({d for d, _ in self._tput})
+        if reference_device not in self.devices:
+            raise ValueError(f"solo table: reference device {reference_device!r} not among {self.devices}")
+
+    def solo_tput(self, device: str, workload: str) -> float:
+        """Solo iterations/s of `workload` on `device`."""
+        try:
+            return self._tput[(device, workload)]
+        except KeyError:
+            raise KeyError(f"solo table: no throughput for device={device!r} workload={workload!r}") from None
+
+    def has_solo(self, device: str, workload: str) -> bool:
+        return (device, workload) in self._tput
+
+    def speed(self, device: str, workload: str) -> float:
+        """Solo speed on `device` relative to the reference device (1.0 there)."""
+        return self.solo_tput(device, workload) / self.solo_tput(self.reference_device, workload)
+
+    def pair_norm(self, device: str, workload: str, other: str) -> float:
+        """Measured normalized throughput of `workload` while co-located with `other`."""
+        key = (device, workload, other)
+        if not self._feasible.get(key, False):
+            if key not in self._feasible:
+                raise KeyError(f"pairs table: no row for device={device!r} pair=({workload!r}, {other!r})")
+            raise ValueError(f"pairs table: pair ({workload!r}, {other!r}) is infeasible on {device!r}")
+        return self._norm[key]
+
+    def norm(self, device: str, workload: str, others: Sequence[str]) -> float:
+        """Normalized throughput of `workload` with co-runners `others` (product of pairs)."""
+        value = 1.0
+        for other in others:
+            value *= self.pair_norm(device, workload, other)
+        return value
+
+    def pair_feasible(self, device: str, a: str, b: str) -> bool:
+        """True if the measured pair fits on one GPU; unknown pairs are infeasible."""
+        return self._feasible.get((device, a, b), False)
+
+    def feasible(self, device: str, workloads: Sequence[str]) -> bool:
+        """True if every pair among `workloads` is feasible on `device`."""
+        n = len(workloads)
+        return all(self.pair_feasible(device, workloads[i], workloads[k])
+                   for i in range(n) for k in range(i + 1, n))
+
+    def pair_norms(self) -> dict[tuple[str, str, str], float]:
+        """Copy of {(device, workload, other): normalized throughput} over feasible pairs."""
+        return dict(self._norm)
+
+    def workloads(self, device: str) -> list[str]:
+        """Workloads with a solo throughput on `device`, sorted."""
+        return sorted(w for d, w in self._tput if d == device)
+
+
+def _solo_dict(solo: pd.DataFrame) -> dict[tuple[str, str], float]:
+    out: dict[tuple[str, str], float] = {}
+    for row in solo[list(SOLO_COLUMNS)].itertuples(index=False):
+        key = (row.device, row.workload)
+        tput = float(row.throughput)
+        if key in out:
+            raise ValueError(f"solo table: duplicate row for device={key[0]!r} workload={key[1]!r}")
+        if not (tput > 0 and math.isfinite(tput)):
+            raise ValueError(f"solo table: throughput of {key} is {tput}; expected a positive number")
+        out[key] = tput
+    return out
+
+
+def _pair_dicts(pairs: pd.DataFrame):
+    norm: dict[tuple[str, str, str], float] = {}
+    feasible: dict[tuple[str, str, str], bool] = {}
+    for i, row in enumerate(pairs[list(PAIRS_COLUMNS)].itertuples(index=False)):
+        ok = bool(row.feasible)
+        na, nb = float(row.norm_a), float(row.norm_b)
+        if ok and not (na > 0 and nb > 0 and math.isfinite(na) and math.isfinite(nb)):
+            raise ValueError(f"pairs table row {i}: feasible pair {row.workload_a!r}/{row.workload_b!r} "
+                             f"on {row.device!r} has norms ({na}, {nb}); expected positive numbers")
+        if row.workload_a == row.workload_b:
+            na = nb = (na + nb) / 2 if ok else na  # two copies of one job: one value for both
+        for key, value in (((row.device, row.workload_a, row.workload_b), na),
+                           ((row.device, row.workload_b, row.workload_a), nb)):
+            if key in feasible and row.workload_a != row.workload_b:
+                raise ValueError(f"pairs table row {i}: duplicate pair {key}")
+            feasible[key] = ok
+            if ok:
+                norm[key] = value
+    return norm, feasible

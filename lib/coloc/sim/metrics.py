@@ -1,0 +1,62 @@
+"""Per-run metrics from a SimResult: JCT, makespan, queueing, utilization, co-location."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from coloc.sim.engine import SimResult
+
+
+def time_integral(timeline: pd.DataFrame, column: str, end: float) -> float:
+    """Integral of a step function (value holds from its time to the next row's) up to `end`."""
+    times = np.append(timeline["time"].to_numpy(), end)
+    return float(np.sum(timeline[column].to_numpy() * np.diff(times)))
+
+
+def summarize(result: SimResult, total_gpus: int) -> dict:
+    """One row of metrics (seconds unless named otherwise)."""
+    jobs, stats = result.jobs, result.stats
+    jct, delay = jobs["jct"].to_numpy(), jobs["queue_delay"].to_numpy()
+    start, end = float(jobs["submit_time"].min()), float(jobs["finish_time"].max())
+    makespan = end - start
+    busy = time_integral(result.timeline, "busy_gpus", end)
+    effective = time_integral(result.timeline, "effective_gpus", end)
+    return {
+        "n_jobs": len(jobs),
+        "jct_mean": float(jct.mean()),
+        "jct_median": float(np.median(jct)),
+        "jct_p90": float(np.percentile(jct, 90)),
+        "jct_p99": float(np.percentile(jct, 99)),
+        "makespan": makespan,
+        "queue_delay_mean": float(delay.mean()),
+        "queue_delay_p99": float(np.percentile(delay, 99)),
+        "gpu_util_mean": busy / (total_gpus * makespan),
+        "effective_throughput": effective / (total_gpus * makespan),
+        "jobs_per_hour": len(jobs) / makespan * 3600.0,
+        "colocated_share": float(jobs["colocated_time"].sum() / jobs["run_time"].sum()),
+        "slowdown_mean": float(jobs["slowdown"].mean()),
+        "decision_ms_per_job": 1000.0 * stats["decision_time_s"] / len(jobs),
+        "preemptions": int(stats["preemptions"]),
+        "migrations": int(stats["migrations"]),
+        "sim_wall_s": float(stats.get("wall_s", np.nan)),
+    }
+
+
+def utilization_series(timeline: pd.DataFrame, total_gpus: int, bin_s: float) -> pd.DataFrame:
+    """Time-weighted mean busy and effective GPUs (as shares of the cluster) per `bin_s` bin."""
+    times = timeline["time"].to_numpy()
+    end = times[-1] if len(times) else 0.0
+    edges = np.arange(0.0, end + bin_s, bin_s)
+    rows = []
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        rows.append((lo, *(_bin_mean(timeline, c, lo, hi) / total_gpus for c in ("busy_gpus", "effective_gpus"))))
+    return pd.DataFrame(rows, columns=["time", "gpu_util", "effective_util"])
+
+
+def _bin_mean(timeline: pd.DataFrame, column: str, lo: float, hi: float) -> float:
+    times = timeline["time"].to_numpy()
+    values = timeline[column].to_numpy()
+    i = max(int(np.searchsorted(times, lo, side="right")) - 1, 0)
+    j = int(np.searchsorted(times, hi, side="left"))
+    points = np.clip(np.append(times[i:j], hi), lo, hi)
+    return float(np.sum(values[i:j] * np.diff(points)) / (hi - lo))

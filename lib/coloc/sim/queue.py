@@ -1,0 +1,98 @@
+"""The wait queue, ordered by a policy's key and bucketed by GPU count.
+
+Buckets let a policy find the best job that fits in `n` idle GPUs without
+scanning jobs too large to fit: the best fitting job is the smallest head
+among buckets of size <= n.
+"""
+from __future__ import annotations
+
+import bisect
+import heapq
+from itertools import islice
+from collections.abc import Callable, Iterator
+
+from coloc.sim.job import Job
+
+
+def fifo_key(job: Job) -> tuple:
+    return (job.submit_time, job.job_id)
+
+
+class JobQueue:
+    """Queued jobs; `key(job)` must be fixed while the job waits."""
+
+    def __init__(self, key: Callable[[Job], tuple] = fifo_key):
+        self.key = key
+        self._buckets: dict[int, list[tuple]] = {}
+        self._entry: dict[int, tuple] = {}
+        self._jobs: dict[int, Job] = {}
+        self._singles: dict[str, list[tuple]] = {}   # single-GPU jobs by workload
+
+    def __len__(self) -> int:
+        return len(self._jobs)
+
+    def __contains__(self, job: Job) -> bool:
+        return job.job_id in self._jobs
+
+    def __iter__(self) -> Iterator[Job]:
+        """All queued jobs, in no particular order."""
+        return iter(list(self._jobs.values()))
+
+    def push(self, job: Job) -> None:
+        if job.job_id in self._jobs:
+            raise RuntimeError(f"job {job.job_id} is already queued")
+        entry = (*self.key(job), job.job_id)
+        bisect.insort(self._buckets.setdefault(job.num_gpus, []), entry)
+        if job.num_gpus == 1:
+            bisect.insort(self._singles.setdefault(job.workload, []), entry)
+        self._entry[job.job_id] = entry
+        self._jobs[job.job_id] = job
+
+    def remove(self, job: Job) -> None:
+        entry = self._entry.pop(job.job_id)
+        del self._jobs[job.job_id]
+        bucket = self._buckets[job.num_gpus]
+        del bucket[bisect.bisect_left(bucket, entry)]
+        if job.num_gpus == 1:
+            single = self._singles[job.workload]
+            del single[bisect.bisect_left(single, entry)]
+
+    def best(self, max_gpus: int | None = None) -> Job | None:
+        """First job in key order needing at most `max_gpus` GPUs (any if None)."""
+        best_entry = None
+        for size, bucket in self._buckets.items():
+            if bucket and (max_gpus is None or size <= max_gpus):
+                if best_entry is None or bucket[0] < best_entry:
+                    best_entry = bucket[0]
+        return None if best_entry is None else self._jobs[best_entry[-1]]
+
+    def best_single(self, skip: set[str] | frozenset = frozenset()) -> Job | None:
+        """First single-GPU job in key order whose workload is not in `skip`."""
+        best_entry = None
+        for workload, entries in self._singles.items():
+            if entries and workload not in skip and (best_entry is None or entries[0] < best_entry):
+                best_entry = entries[0]
+        return None if best_entry is None else self._jobs[best_entry[-1]]
+
+    def first_singles(self, k: int) -> list[Job]:
+        """The first `k` single-GPU jobs in key order."""
+        lists = [entries for entries in self._singles.values() if entries]
+        return [self._jobs[entry[-1]] for entry in islice(heapq.merge(*lists), k)]
+
+    def ordered(self, max_gpus: int | None = None) -> Iterator[Job]:
+        """Jobs in key order (a snapshot: safe to place jobs while iterating)."""
+        lists = [list(b) for size, b in self._buckets.items()
+                 if b and (max_gpus is None or size <= max_gpus)]
+        for entry in heapq.merge(*lists):
+            job = self._jobs.get(entry[-1])
+            if job is not None:
+                yield job
+
+    def first(self, k: int) -> list[Job]:
+        """The first `k` jobs in key order."""
+        lists = [b for b in self._buckets.values() if b]
+        return [self._jobs[entry[-1]] for entry in islice(heapq.merge(*lists), k)]
+
+    def sizes(self) -> list[int]:
+        """GPU counts that have queued jobs."""
+        return [size for size, bucket in self._buckets.items() if bucket]

@@ -1,0 +1,143 @@
+"""Traces for the simulator: slices of the Philly trace table and synthetic Poisson traces.
+
+`load` scales arrivals: submit times are divided by it, so load 2 packs the
+same jobs into half the time (inter-arrival times halved). For the Poisson
+trace `load` is the offered GPU load relative to the cluster: arrivals come at
+rate load x GPUs / E[duration x GPUs].
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from coloc.datasets import assign_workloads
+from coloc.sim.interference import require_columns
+
+TRACE_COLUMNS = ("job_id", "submit_time", "duration", "num_gpus", "workload")
+PHILLY_KEYS = {"source", "clusters", "start_s", "end_s", "n_jobs", "assign"}
+POISSON_KEYS = {"source", "n_jobs", "median_duration_s", "duration_sigma", "gpu_mix"}
+
+
+def select(trace: pd.DataFrame, clusters: Sequence[str] | None = None, start_s: float | None = None,
+           end_s: float | None = None, n_jobs: int | None = None, max_gpus: int | None = None) -> pd.DataFrame:
+    """Jobs of `clusters`, submitted in [start_s, end_s), at most `max_gpus` GPUs, first `n_jobs`.
+
+    Submit times are re-based so the first kept job arrives at 0.
+    """
+    require_columns(trace, TRACE_COLUMNS, "trace table")
+    out = trace.sort_values(["submit_time", "job_id"], kind="stable")
+    if clusters:
+        if "cluster" not in out.columns:
+            raise ValueError("trace table: clusters requested but there is no 'cluster' column")
+        unknown = sorted(set(clusters) - set(out["cluster"]))
+        if unknown:
+            raise ValueError(f"trace table: clusters {unknown} not present; have {sorted(out['cluster'].unique())}")
+        out = out[out["cluster"].isin(list(clusters))]
+    if start_s is not None:
+        out = out[out["submit_time"] >= start_s]
+    if end_s is not None:
+        out = out[out["submit_time"] < end_s]
+    if max_gpus is not None:
+        out = out[out["num_gpus"] <= max_gpus]
+    if n_jobs is not None:
+        out = out.head(int(n_jobs))
+    if out.empty:
+        raise ValueError(f"trace table: no job left after selecting clusters={clusters}, "
+                         f"window=[{start_s}, {end_s}), max_gpus={max_gpus}, n_jobs={n_jobs}")
+    out = out.reset_index(drop=True)
+    out["submit_time"] = out["submit_time"] - out["submit_time"].iloc[0]
+    return out
+
+
+def scale_load(trace: pd.DataFrame, load: float) -> pd.DataFrame:
+    """Divide submit times by `load` (> 0): load 2 halves every inter-arrival time."""
+    if not (load > 0 and math.isfinite(load)):
+        raise ValueError(f"load factor {load}: expected a positive number")
+    out = trace.copy()
+    out["submit_time"] = out["submit_time"] / load
+    return out
+
+
+def reassign_workloads(trace: pd.DataFrame, workloads: Sequence[str], seed: int) -> pd.DataFrame:
+    """Draw every job's workload uniformly from `workloads` with `seed` (Gavel's rule)."""
+    out = trace.copy()
+    out["workload"] = assign_workloads(out, workloads, "uniform", seed)
+    return out
+
+
+def poisson(n_jobs: int, workloads: Sequence[str], seed: int, load: float, total_gpus: int,
+            median_duration_s: float = 1800.0, duration_sigma: float = 1.0,
+            gpu_mix: Mapping[int, float] | None = None) -> pd.DataFrame:
+    """Synthetic trace: Poisson arrivals, log-normal durations, GPU counts drawn from `gpu_mix`.
+
+    Each randomness source (arrivals, durations, GPU counts, workloads) has its
+    own generator spawned from `seed`.
+    """
+    if n_jobs < 1 or total_gpus < 1 or not workloads:
+        raise ValueError(f"poisson trace: n_jobs={n_jobs}, total_gpus={total_gpus}, "
+                         f"{len(workloads)} workloads; expected all >= 1")
+    mix = {int(k): float(v) for k, v in (gpu_mix or {1: 1.0}).items()}
+    if any(g < 1 or g > total_gpus or p < 0 for g, p in mix.items()) or sum(mix.values()) <= 0:
+        raise ValueError(f"poisson trace: gpu_mix {mix}: expected GPU counts in [1, {total_gpus}] "
+                         f"with non-negative weights")
+    sizes = np.array(sorted(mix))
+    probs = np.array([mix[g] for g in sizes]) / sum(mix.values())
+    arrivals, durations, gpus, kinds = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(4))
+    mean_gpu_time = median_duration_s * math.exp(duration_sigma ** 2 / 2) * float(sizes @ probs)
+    rate = load * total_gpus / mean_gpu_time
+    gaps = arrivals.exponential(1.0 / rate, size=n_jobs)
+    gaps[0] = 0.0
+    return pd.DataFrame({
+        "job_id": np.arange(n_jobs),
+        "submit_time": np.cumsum(gaps),
+        "duration": np.maximum(1.0, np.round(durations.lognormal(math.log(median_duration_s), duration_sigma, n_jobs))),
+        "num_gpus": gpus.choice(sizes, size=n_jobs, p=probs),
+        "workload": kinds.choice(np.array(sorted(workloads), dtype=object), size=n_jobs),
+        "cluster": "poisson",
+    })
+
+
+def build(spec: Mapping, table: pd.DataFrame | None, workloads: Sequence[str], seed: int,
+          load: float, total_gpus: int) -> pd.DataFrame:
+    """The trace a run simulates, from a config entry `spec` (see config `simulation.traces`).
+
+    source 'philly': keys clusters, start_s, end_s, n_jobs, assign ('table' keeps
+    the table's job types, 'uniform' redraws them with `seed`); jobs wider than
+    the cluster are dropped. source 'poisson': keys n_jobs, median_duration_s,
+    duration_sigma, gpu_mix ({GPUs: weight}).
+    """
+    source = spec.get("source")
+    if source == "philly":
+        _check_keys(spec, PHILLY_KEYS)
+        if table is None:
+            raise ValueError("trace spec source 'philly' needs the trace table")
+        trace = select(table, spec.get("clusters") or None, spec.get("start_s"), spec.get("end_s"),
+                       spec.get("n_jobs"), max_gpus=total_gpus)
+        assign = spec.get("assign", "table")
+        if assign == "uniform":
+            trace = reassign_workloads(trace, workloads, seed)
+        elif assign != "table":
+            raise ValueError(f"trace spec: assign={assign!r}; expected 'table' or 'uniform'")
+        return scale_load(trace, load)
+    if source == "poisson":
+        _check_keys(spec, POISSON_KEYS)
+        return poisson(int(spec.get("n_jobs", 1000)), workloads, seed, load, total_gpus,
+                       float(spec.get("median_duration_s", 1800.0)), float(spec.get("duration_sigma", 1.0)),
+                       spec.get("gpu_mix"))
+    raise ValueError(f"trace spec: source={source!r}; expected 'philly' or 'poisson'")
+
+
+def _check_keys(spec: Mapping, allowed: set[str]) -> None:
+    unknown = sorted(set(spec) - allowed)
+    if unknown:
+        raise ValueError(f"trace spec {dict(spec)}: unknown keys {unknown}; allowed {sorted(allowed)}")
+
+
+def offered_load(trace: pd.DataFrame, total_gpus: int) -> float:
+    """GPU-seconds asked for per GPU-second available between the first and last arrival."""
+    span = float(trace["submit_time"].max() - trace["submit_time"].min())
+    work = float((trace["duration"] * trace["num_gpus"]).sum())
+    return math.inf if span <= 0 else work / (span * total_gpus)
