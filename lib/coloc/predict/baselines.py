@@ -1,0 +1,146 @@
+"""Baselines: no interference, the training mean, linear regression and LightGBM on pair features.
+
+The pair models see, for each job of a co-located set, the symmetric features of
+:func:`coloc.predict.inputs.pair_features`: the job's graph features, solo throughput and
+achieved utilization, the same summed over its co-runners, and the device's specs. Each
+pair gives two training rows (a with b, b with a).
+"""
+
+from __future__ import annotations
+
+import lightgbm as lgb
+import numpy as np
+import pandas as pd
+from sklearn.linear_model import Ridge
+from sklearn.preprocessing import StandardScaler
+
+from coloc.predict import encodings
+from coloc.predict.base import InsufficientData, Predictor, Tables, pair_labels, register, register_variant, result
+from coloc.predict.inputs import SOLO_COLUMNS, graph_columns, job_frame, pair_features
+
+
+@register
+class NoInterference(Predictor):
+    """Every job runs as fast as alone: normalized throughput 1."""
+
+    name = "none"
+
+    def fit(self, train: Tables) -> "NoInterference":
+        return self
+
+    def predict(self, queries, context):
+        return result(queries.index, np.ones(len(queries)))
+
+
+@register
+class TrainingMean(Predictor):
+    """The mean normalized throughput of the training pairs, for every job."""
+
+    name = "mean"
+
+    def fit(self, train: Tables) -> "TrainingMean":
+        labels = pair_labels(train.pairs)
+        if labels.empty:
+            raise InsufficientData("mean: no feasible training pairs")
+        self.mean_ = float(labels["norm"].mean())
+        return self
+
+    def predict(self, queries, context):
+        return result(queries.index, np.full(len(queries), self.mean_))
+
+
+class PairModel(Predictor):
+    """Shared fit/predict of the models on pair features (subclasses build ``self._fit_xy``)."""
+
+    min_rows = 4
+    encodings = False  # add the training-pair encodings of coloc.predict.encodings
+
+    def _design(self, queries: pd.DataFrame, tables: Tables) -> pd.DataFrame:
+        return pair_features(queries, job_frame(tables), self.columns_)
+
+    def fit(self, train: Tables) -> "PairModel":
+        labels = pair_labels(train.pairs)
+        if len(labels) < self.min_rows:
+            raise InsufficientData(f"{self.name}: {len(labels)} training rows, need at least {self.min_rows}")
+        self.columns_ = graph_columns(train.workloads) + list(SOLO_COLUMNS)
+        x = self._design(labels, train)
+        if self.encodings:
+            self.known_ = encodings.directed_rows(train.pairs)
+            x = x.join(encodings.cross_fitted(labels, train.pairs, self.seed))
+        self.features_ = list(x.columns)
+        self._fit_xy(x, labels["norm"].to_numpy(float))
+        return self
+
+    def predict(self, queries, context):
+        x = self._design(queries, context)
+        if self.encodings:
+            x = x.join(encodings.encode(queries, self.known_))
+        return self._predict_x(x[self.features_], queries.index)
+
+
+@register
+class LinearPairs(PairModel):
+    """Ridge regression (alpha 1e-3 by default) on standardized pair features; NaN inputs become the mean."""
+
+    name = "linear"
+
+    def __init__(self, seed: int = 0, alpha: float = 1e-3):
+        super().__init__(seed)
+        self.alpha = alpha
+
+    def _fit_xy(self, x, y):
+        self.scaler_ = StandardScaler().fit(x.to_numpy(float))
+        self.model_ = Ridge(alpha=self.alpha).fit(self._scaled(x), y)
+
+    def _scaled(self, x):
+        return np.nan_to_num(self.scaler_.transform(x.to_numpy(float)), nan=0.0)
+
+    def _predict_x(self, x, index):
+        return result(index, np.clip(self.model_.predict(self._scaled(x)), 0.01, 2.0))
+
+
+def lgbm_params(seed: int, **overrides) -> dict:
+    """LightGBM settings shared by coloc's models: deterministic, one thread, seeded."""
+    params = dict(n_estimators=400, learning_rate=0.05, num_leaves=15, min_child_samples=10,
+                  subsample=0.8, subsample_freq=1, colsample_bytree=0.8, reg_lambda=1.0,
+                  random_state=seed, deterministic=True, force_row_wise=True, n_jobs=1, verbose=-1)
+    return params | overrides
+
+
+@register
+class LightGBMPairs(PairModel):
+    """Gradient-boosted trees on pair features; spread from 16% / 84% quantile models."""
+
+    name = "lgbm"
+    has_spread = True
+
+    def __init__(self, seed: int = 0, spread: bool = True, encodings: bool = False, log_target: bool = False,
+                 **params):
+        super().__init__(seed)
+        self.spread, self.encodings, self.log_target = spread, encodings, log_target
+        self.params = params
+
+    def _fit_xy(self, x, y):
+        if self.log_target:  # relative errors: fit log(norm), predict exp
+            y = np.log(np.clip(y, 1e-3, None))
+        params = lgbm_params(self.seed, **self.params)
+        if len(y) < 50:  # tiny tables (e.g. a few profiled job types): smaller leaves
+            params |= dict(min_child_samples=2, num_leaves=4, subsample=1.0)
+        self.model_ = lgb.LGBMRegressor(**params).fit(x, y)
+        self.quantiles_ = []
+        if self.spread:
+            for alpha in (0.16, 0.84):
+                q = lgb.LGBMRegressor(**(params | dict(objective="quantile", alpha=alpha)))
+                self.quantiles_.append(q.fit(x, y))
+
+    def _predict_x(self, x, index):
+        back = np.exp if self.log_target else (lambda v: v)
+        mean = back(self.model_.predict(x))
+        std = None
+        if self.quantiles_:
+            low, high = (back(q.predict(x)) for q in self.quantiles_)
+            std = np.abs(high - low) / 2
+        return result(index, mean, std)
+
+
+register_variant("lgbm-enc", LightGBMPairs, encodings=True)

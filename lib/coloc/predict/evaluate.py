@@ -1,0 +1,158 @@
+"""Runs predictors x protocols x seeds: out-of-fold predictions, utilization, scores.
+
+Each (seed, fold) is one task: every predictor is fitted on the fold's training tables
+and predicts its test pairs; tasks run in ``workers`` processes (spawned, one torch and
+LightGBM thread each). A predictor that cannot be fitted on a fold (too little data) is
+skipped and listed with the reason. A predictor's options may hold ``seeds`` (a subset of
+the run's seeds it runs with, for expensive models) and ``base`` (its registry entry).
+
+The output holds one row per feasible unordered pair per predictor per seed. Under
+``lofo`` a pair of two families is in two test folds; each job's prediction is taken from
+the fold that held out its own family (``fold`` is job a's fold, ``held_out`` names both
+families).
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm.auto import tqdm
+
+from coloc.datasets import family_of
+from coloc.predict.base import InsufficientData, Tables, make_predictor, predict_pairs
+from coloc.predict.horus import UtilizationModel, util_labels
+from coloc.predict.metrics import METRICS, rmsle, score_table, scores
+from coloc.predict.protocols import Fold, folds, util_folds
+
+PRED_COLUMNS = ["device", "workload_a", "workload_b", "predictor", "seed", "fold", "held_out",
+                "norm_a", "norm_b", "pred_norm_a", "pred_norm_b", "pred_std_a", "pred_std_b"]
+UTIL_COLUMNS = ["device", "workload", "predictor", "seed", "fold", "held_out", "util", "pred_util",
+                "util_source"]
+
+
+@dataclass
+class Evaluation:
+    """Out-of-fold predictions of one protocol, with what was skipped and how long it took."""
+
+    protocol: str
+    predictions: pd.DataFrame
+    utilization: pd.DataFrame
+    skipped: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def _fold_task(fold: Fold, tables: Tables, seed: int, predictors: dict) -> tuple[list, list]:
+    torch.set_num_threads(1)
+    frames, skipped = [], []
+    for name, options in predictors.items():
+        options = dict(options)
+        if seed not in options.pop("seeds", [seed]):
+            continue
+        predictor = make_predictor(name, seed, **options)
+        try:
+            predictor.fit(fold.train)
+        except InsufficientData as err:
+            skipped.append(f"{fold.protocol} seed {seed} fold {fold.held_out}: {name} skipped ({err})")
+            continue
+        pred = predict_pairs(predictor, fold.test, tables)
+        frames.append(pred.assign(predictor=name, seed=seed, fold=fold.fold, held_out=fold.held_out))
+    return frames, skipped
+
+
+def evaluate(tables: Tables, protocol: str, predictors: dict, seeds, k: int = 5, workers: int = 1,
+             progress: bool = True) -> Evaluation:
+    """All predictors ({name: options}) under one protocol for every seed.
+
+    Raises :class:`ProtocolSkipped` when the protocol does not apply to these tables.
+    """
+    start = time.perf_counter()
+    tasks = [(fold, seed) for seed in seeds for fold in folds(tables, protocol, seed, k)]
+    frames, skipped = [], []
+    bar = tqdm(total=len(tasks), desc=f"{protocol}: folds", disable=not progress)
+    if workers > 1 and len(tasks) > 1:
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+            futures = [pool.submit(_fold_task, fold, tables, seed, predictors) for fold, seed in tasks]
+            for future in futures:
+                f, s = future.result()
+                frames += f
+                skipped += s
+                bar.update()
+    else:
+        for fold, seed in tasks:
+            f, s = _fold_task(fold, tables, seed, predictors)
+            frames += f
+            skipped += s
+            bar.update()
+    bar.close()
+    predictions = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=PRED_COLUMNS)
+    if protocol == "lofo" and frames:
+        predictions = own_family_predictions(predictions)
+    predictions = predictions[PRED_COLUMNS].reset_index(drop=True)
+    utilization = utilization_oof(tables, protocol, seeds, k) if "horus" in predictors else pd.DataFrame(columns=UTIL_COLUMNS)
+    return Evaluation(protocol, predictions, utilization, skipped, time.perf_counter() - start)
+
+
+def own_family_predictions(predictions: pd.DataFrame) -> pd.DataFrame:
+    """LOFO: one row per pair, each job predicted in the fold that held out its own family."""
+    fam_a = predictions["workload_a"].map(family_of)
+    fam_b = predictions["workload_b"].map(family_of)
+    keys = ["predictor", "seed", "device", "workload_a", "workload_b"]
+    side_a = predictions[predictions["held_out"] == fam_a]
+    side_b = predictions[predictions["held_out"] == fam_b][keys + ["fold", "pred_norm_b", "pred_std_b"]]
+    merged = side_a.drop(columns=["pred_norm_b", "pred_std_b"]).merge(
+        side_b, on=keys, how="inner", suffixes=("", "_b"), validate="one_to_one")
+    if len(merged) != len(side_a):
+        raise RuntimeError(f"lofo: {len(side_a) - len(merged)} pairs lack the fold of their second family")
+    two = fam_a[side_a.index].to_numpy() != predictions.loc[side_a.index, "workload_b"].map(family_of).to_numpy()
+    merged["held_out"] = np.where(two, merged["held_out"] + "," + merged["workload_b"].map(family_of), merged["held_out"])
+    return merged.drop(columns=["fold_b"])
+
+
+def utilization_oof(tables: Tables, protocol: str, seeds, k: int = 5) -> pd.DataFrame:
+    """Horus's out-of-fold predicted solo utilization (see :func:`coloc.predict.protocols.util_folds`)."""
+    rows = []
+    for seed in seeds:
+        for fold in util_folds(tables, protocol, seed, k):
+            model = UtilizationModel(seed).fit(fold.train)
+            test = Tables(tables.workloads, fold.test, tables.pairs.iloc[:0], tables.devices)
+            labels = util_labels(test)
+            labels["pred_util"] = model.predict(labels["device"], labels["workload"], tables)
+            rows.append(labels.assign(predictor="horus", seed=seed, fold=fold.fold, held_out=fold.held_out))
+    return pd.concat(rows, ignore_index=True)[UTIL_COLUMNS]
+
+
+def scores_of(evaluation: Evaluation) -> pd.DataFrame:
+    """The results table of one protocol: predictor, protocol, seed, scope, key, metrics."""
+    pred = evaluation.predictions.assign(protocol=evaluation.protocol)
+    if pred.empty:
+        return pd.DataFrame(columns=["predictor", "protocol", "seed", "scope", "key", *METRICS])
+    return score_table(pred, ["predictor", "protocol", "seed"])
+
+
+def utilization_scores(utilization: pd.DataFrame, protocol: str) -> pd.DataFrame:
+    """Horus's own score per seed: RMSLE (the paper: 0.154), MAE, R2 of utilization, overall and per device."""
+    rows = []
+    for seed, sub in utilization.groupby("seed"):
+        parts = [("overall", "all", sub)] + [("device", d, g) for d, g in sub.groupby("device")]
+        for scope, key, part in parts:
+            s = scores(part["util"], part["pred_util"])
+            rows.append({"predictor": "horus", "protocol": protocol, "seed": seed, "scope": scope, "key": key,
+                         "util_source": ",".join(sorted(part["util_source"].unique())),
+                         "RMSLE": rmsle(part["util"], part["pred_util"]), "MAE": s["MAE"], "R2": s["R2"],
+                         "n": s["n"]})
+    return pd.DataFrame(rows)
+
+
+def summary(scores_table: pd.DataFrame) -> pd.DataFrame:
+    """Overall scores averaged over seeds (mean and std of MAPE), one row per predictor x protocol."""
+    overall = scores_table[scores_table["scope"] == "overall"]
+    agg = overall.groupby(["protocol", "predictor"]).agg(
+        MAE=("MAE", "mean"), MAPE=("MAPE", "mean"), MAPE_std=("MAPE", "std"), RMSLE=("RMSLE", "mean"),
+        R2=("R2", "mean"), max_error=("max_error", "max"), seeds=("seed", "nunique"), n=("n", "mean"))
+    return agg.reset_index().sort_values(["protocol", "MAPE"]).reset_index(drop=True)

@@ -1,0 +1,143 @@
+"""Horus (Yeung et al., TPDS 2022): utilization predicted from graph features, then interference.
+
+1. A LightGBM model predicts each job's solo GPU utilization from its computation-graph
+   features and the device's specs. The label is the measured ``gpu_util`` of the solo
+   table where present (fraction, or percent when above 1.5); otherwise (Gavel's data)
+   the achieved compute utilization = solo iterations/s x training-step FLOPs / the
+   device's peak FP32 FLOP/s, clipped to [0, 1].
+2. Horus's premise is that interference grows with the co-located jobs' summed
+   utilization. The mapping from (the job's predicted utilization, its co-runners' summed
+   predicted utilization) to normalized throughput is fitted on the training pairs, as
+   small monotone gradient-boosted trees (non-increasing in the co-runners' utilization).
+   The training pairs see cross-fitted utilizations (K-fold over the training job types),
+   so the mapping is learned on predictions as noisy as those it will get.
+"""
+
+from __future__ import annotations
+
+import lightgbm as lgb
+import numpy as np
+import pandas as pd
+
+from coloc.predict.base import InsufficientData, Predictor, Tables, pair_labels, register, result
+from coloc.predict.baselines import lgbm_params
+from coloc.predict.inputs import DEVICE_COLUMNS, exploded, graph_columns, job_frame, lookup
+from coloc.predict.protocols import derived_seed
+
+MEASURED_UTIL = "gpu_util"
+
+
+def util_labels(tables: Tables) -> pd.DataFrame:
+    """device, workload, util (in [0, 1]) and util_source ('measured' or 'achieved') per solo row."""
+    frame = job_frame(tables).reset_index()
+    util = frame["util"].clip(0, 1)
+    source = pd.Series("achieved", index=frame.index)
+    if MEASURED_UTIL in tables.solo.columns:
+        measured = tables.solo.set_index(["device", "workload"])[MEASURED_UTIL].astype(float)
+        measured = measured.reindex(pd.MultiIndex.from_frame(frame[["device", "workload"]])).to_numpy()
+        measured = np.where(np.nanmax(np.append(measured, 0)) > 1.5, measured / 100, measured)
+        have = np.isfinite(measured)
+        util = util.where(~have, np.clip(measured, 0, 1))
+        source[have] = "measured"
+    return pd.DataFrame({"device": frame["device"], "workload": frame["workload"], "util": util,
+                         "util_source": source})
+
+
+class UtilizationModel:
+    """Predicts solo utilization in [0, 1] from log graph features and log device specs."""
+
+    def __init__(self, seed: int = 0, **params):
+        self.seed = seed
+        self.params = params
+
+    def _design(self, devices, workloads, tables: Tables) -> pd.DataFrame:
+        wl = tables.workloads.set_index("workload")
+        missing = sorted(set(workloads) - set(wl.index))
+        if missing:
+            raise KeyError(f"utilization model: job types {missing[:5]} have no row in the workloads table")
+        dev = tables.devices.set_index("name")
+        x = np.log1p(wl.loc[list(workloads), self.columns_].to_numpy(float))
+        d = np.log1p(dev.loc[list(devices), self.dev_columns_].to_numpy(float))
+        return pd.DataFrame(np.hstack([x, d]), columns=self.columns_ + [f"dev_{c}" for c in self.dev_columns_])
+
+    def fit(self, tables: Tables) -> "UtilizationModel":
+        labels = util_labels(tables).dropna(subset=["util"])
+        if len(labels) < 2:
+            raise InsufficientData(f"horus utilization: {len(labels)} solo rows with a utilization; need 2")
+        self.columns_ = graph_columns(tables.workloads)
+        self.dev_columns_ = [c for c in DEVICE_COLUMNS if c in tables.devices.columns]
+        x = self._design(labels["device"], labels["workload"], tables)
+        params = lgbm_params(self.seed, **self.params)
+        if len(labels) < 50:
+            params |= dict(min_child_samples=1, num_leaves=4, subsample=1.0, min_child_weight=0)
+        self.model_ = lgb.LGBMRegressor(**params).fit(x, labels["util"].to_numpy(float))
+        return self
+
+    def predict(self, devices, workloads, context: Tables) -> np.ndarray:
+        x = self._design(devices, workloads, context)
+        return np.clip(self.model_.predict(x), 0.0, 1.0)
+
+
+def cross_fitted_util(tables: Tables, seed: int, k: int = 5, **params) -> pd.DataFrame:
+    """Out-of-fold predicted utilization of every solo row, K-fold over the job types."""
+    names = sorted(tables.solo["workload"].unique())
+    solo = tables.solo[["device", "workload"]].reset_index(drop=True)
+    if len(names) < 2:  # nothing to hold out: in-sample predictions
+        model = UtilizationModel(seed, **params).fit(tables)
+        return solo.assign(pred_util=model.predict(solo["device"], solo["workload"], tables))
+    order = np.random.default_rng(derived_seed(seed, "horus-crossfit")).permutation(len(names))
+    pred = np.full(len(solo), np.nan)
+    for part in np.array_split(order, min(k, len(names))):
+        held = solo["workload"].isin([names[i] for i in part])
+        train = Tables(tables.workloads, tables.solo[~held.to_numpy()], tables.pairs, tables.devices)
+        model = UtilizationModel(seed, **params).fit(train)
+        pred[held.to_numpy()] = model.predict(solo.loc[held, "device"], solo.loc[held, "workload"], tables)
+    return solo.assign(pred_util=pred)
+
+
+@register
+class Horus(Predictor):
+    """Horus: predicted utilizations of the job and its co-runners -> normalized throughput."""
+
+    name = "horus"
+
+    def __init__(self, seed: int = 0, util_params: dict | None = None, map_params: dict | None = None):
+        super().__init__(seed)
+        self.util_params = util_params or {}
+        self.map_params = map_params or {}
+
+    def fit(self, train: Tables) -> "Horus":
+        labels = pair_labels(train.pairs)
+        if len(labels) < 2:
+            raise InsufficientData(f"horus: {len(labels)} training rows; need at least 2")
+        self.util_model_ = UtilizationModel(self.seed, **self.util_params).fit(train)
+        utils = cross_fitted_util(train, self.seed, **self.util_params).set_index(["device", "workload"])
+        x = self._mapping_inputs(labels, utils["pred_util"])
+        params = lgbm_params(self.seed, n_estimators=200, num_leaves=7, min_child_samples=20,
+                             monotone_constraints=[0, -1], **self.map_params)
+        if len(labels) < 50:
+            params |= dict(min_child_samples=1, num_leaves=3, subsample=1.0, min_child_weight=0)
+        self.mapping_ = lgb.LGBMRegressor(**params).fit(x, labels["norm"].to_numpy(float))
+        return self
+
+    @staticmethod
+    def _mapping_inputs(queries: pd.DataFrame, util: pd.Series) -> pd.DataFrame:
+        frame = util.to_frame("util")
+        own = lookup(frame, queries["device"], queries["workload"], "horus query")["util"].to_numpy()
+        ex = exploded(queries)
+        others = lookup(frame, ex["device"], ex["workload"], "horus co-runner")["util"].to_numpy()
+        co = np.zeros(len(queries))
+        np.add.at(co, ex["query"].to_numpy(), others)
+        return pd.DataFrame({"util_self": own, "util_co": co})
+
+    def predict_util(self, devices, workloads, context: Tables) -> np.ndarray:
+        """Predicted solo utilization in [0, 1] of each (device, job type)."""
+        return self.util_model_.predict(devices, workloads, context)
+
+    def predict(self, queries, context):
+        jobs = pd.concat([queries[["device", "workload"]], exploded(queries)[["device", "workload"]]])
+        jobs = jobs.drop_duplicates().reset_index(drop=True)
+        util = pd.Series(self.predict_util(jobs["device"], jobs["workload"], context),
+                         index=pd.MultiIndex.from_frame(jobs))
+        x = self._mapping_inputs(queries.reset_index(drop=True), util)
+        return result(queries.index, self.mapping_.predict(x))

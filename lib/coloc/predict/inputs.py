@@ -1,0 +1,91 @@
+"""Model inputs built from the tables: per-job rows and symmetric pair features.
+
+Achieved compute utilization (used where no utilization was measured, as in Gavel's data)
+= solo iterations/s x training-step FLOPs (``flops_step``) / the device's peak FP32 FLOP/s.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from coloc.predict.base import Tables
+
+DEVICE_COLUMNS = ("peak_flops", "peak_tensor_flops", "memory_bytes", "mem_bandwidth", "sms",
+                  "cuda_cores", "mem_clock_mhz", "tensor_cores")
+# Per-job measured / derived quantities added to the graph features.
+SOLO_COLUMNS = ("throughput", "util", "achieved_flops")
+
+
+def graph_columns(workloads: pd.DataFrame) -> list[str]:
+    """The numeric feature columns of the workloads table (batch size, FLOPs, bytes, op counts...)."""
+    numeric = workloads.select_dtypes(include=["number", "bool"]).columns
+    return [c for c in numeric if c != "workload"]
+
+
+def achieved_util(tables: Tables) -> pd.DataFrame:
+    """device, workload, util: solo iterations/s x flops_step / peak FLOP/s (NaN without a peak)."""
+    frame = job_frame(tables)
+    return frame[["util"]].reset_index()
+
+
+def job_frame(tables: Tables) -> pd.DataFrame:
+    """One row per (device, workload) of ``solo``: graph features, solo columns, device columns.
+
+    Indexed by (device, workload); raw values (no transform).
+    """
+    if "flops_step" not in tables.workloads.columns:
+        raise KeyError("workloads table: column 'flops_step' (training-step FLOPs) is required")
+    tables.check_covers(tables.solo["device"], tables.solo["workload"], "solo table")
+    wl = tables.workloads.set_index("workload")[graph_columns(tables.workloads)].astype(float)
+    dev = tables.devices.set_index("name")[[c for c in DEVICE_COLUMNS if c in tables.devices.columns]]
+    solo = tables.solo[["device", "workload", "throughput"]]
+    if solo.duplicated(["device", "workload"]).any():
+        dup = solo[solo.duplicated(["device", "workload"])].iloc[0]
+        raise ValueError(f"solo table: duplicate row for device={dup.device!r} workload={dup.workload!r}")
+    frame = solo.join(wl, on="workload").join(dev.astype(float), on="device")
+    frame["achieved_flops"] = frame["throughput"] * frame["flops_step"]
+    frame["util"] = frame["achieved_flops"] / frame["peak_flops"]
+    return frame.set_index(["device", "workload"])
+
+
+def lookup(frame: pd.DataFrame, devices, workloads, what: str) -> pd.DataFrame:
+    """Rows of ``frame`` for aligned (device, workload) keys; KeyError naming a missing one."""
+    keys = pd.MultiIndex.from_arrays([list(devices), list(workloads)])
+    missing = ~keys.isin(frame.index)
+    if missing.any():
+        device, workload = keys[missing][0]
+        raise KeyError(f"{what}: no solo row for device={device!r} workload={workload!r} in the context tables")
+    return frame.loc[keys]
+
+
+def exploded(queries: pd.DataFrame) -> pd.DataFrame:
+    """One row per (query, co-runner): query (position), device, workload."""
+    lengths = queries["co_runners"].map(len).to_numpy()
+    return pd.DataFrame({
+        "query": np.repeat(np.arange(len(queries)), lengths),
+        "device": np.repeat(queries["device"].to_numpy(), lengths),
+        "workload": [w for co in queries["co_runners"] for w in co],
+    })
+
+
+def pair_features(queries: pd.DataFrame, frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """Features of each (job, co-runners) query, symmetric in the co-runners.
+
+    ``own_<c>`` = log1p of the job's value, ``co_<c>`` = log1p of the co-runners' summed value
+    (for a pair: the other job's value), ``dev_<c>`` = log1p of the device spec, plus
+    ``n_co`` (number of co-runners) and ``sum_util`` (the job's plus its co-runners' utilization).
+    """
+    own = lookup(frame, queries["device"], queries["workload"], "query")
+    ex = exploded(queries)
+    others = lookup(frame, ex["device"], ex["workload"], "co-runner")[columns].to_numpy(float)
+    co = np.zeros((len(queries), len(columns)))
+    np.add.at(co, ex["query"].to_numpy(), others)
+    dev_cols = [c for c in DEVICE_COLUMNS if c in frame.columns]
+    out = {f"own_{c}": np.log1p(own[c].to_numpy(float)) for c in columns}
+    out |= {f"co_{c}": np.log1p(co[:, i]) for i, c in enumerate(columns)}
+    out |= {f"dev_{c}": np.log1p(own[c].to_numpy(float)) for c in dev_cols}
+    out["n_co"] = queries["co_runners"].map(len).to_numpy(float)
+    if "util" in columns:
+        out["sum_util"] = own["util"].to_numpy(float) + co[:, columns.index("util")]
+    return pd.DataFrame(out, index=queries.index)
