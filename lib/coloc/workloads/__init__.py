@@ -1,0 +1,165 @@
+"""The workload zoo: pure-torch models for every job type, behind one registry.
+
+A job type id is ``<family>-<dataset>-b<batch>``, e.g. ``resnet50-imagenet-b64``.
+``build`` returns a :class:`Job` that runs real training steps; on the meta device it
+allocates nothing, which is what :mod:`coloc.features` uses.
+"""
+from __future__ import annotations
+
+import difflib
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+import torch
+from torch import nn
+
+from .catalog import ENTRIES, Entry
+from .recipe import Recipe, TensorSpec, materialize
+
+__all__ = ["WorkloadSpec", "Job", "names", "gavel_names", "spec", "build", "recipe", "entry"]
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    """What a job type id says: family, dataset, task and batch size."""
+
+    name: str
+    family: str
+    dataset: str
+    task: str
+    batch_size: int
+
+
+@lru_cache(maxsize=1)
+def _catalog_names() -> tuple[str, ...]:
+    return tuple(sorted(f"{e.family}-{e.dataset}-b{b}" for e in ENTRIES.values() for b in e.batch_sizes))
+
+
+def names() -> list[str]:
+    """Every job type id, sorted."""
+    return list(_catalog_names())
+
+
+def gavel_names() -> list[str]:
+    """The 26 single-GPU job types of Gavel's throughput measurements, sorted."""
+    return sorted(n for n in _catalog_names() if entry(n).source == "gavel")
+
+
+def _parse(name: str) -> tuple[str, str, int] | None:
+    family, _, rest = name.partition("-")
+    dataset, _, batch = rest.rpartition("-b")
+    if not family or not dataset or not batch.isdigit():
+        return None
+    return family, dataset, int(batch)
+
+
+def _unknown(name: str) -> KeyError:
+    close = difflib.get_close_matches(name, _catalog_names(), n=5, cutoff=0.6)
+    hint = f"close matches: {', '.join(close)}" if close else "see coloc.workloads.names()"
+    return KeyError(f"unknown job type {name!r} (expected <family>-<dataset>-b<batch>); {hint}")
+
+
+def entry(name: str) -> Entry:
+    """The catalog entry (family, dataset, batch sizes, provenance) of a job type id."""
+    parsed = _parse(name)
+    if parsed is None or (parsed[0], parsed[1]) not in ENTRIES:
+        raise _unknown(name)
+    found = ENTRIES[parsed[0], parsed[1]]
+    if parsed[2] not in found.batch_sizes:
+        raise _unknown(name)
+    return found
+
+
+def recipe(name: str, reduced: bool = False) -> Recipe:
+    """The training recipe of a job type (reduced: shorter inputs for unit tests)."""
+    return entry(name).recipe(reduced)
+
+
+def spec(name: str) -> WorkloadSpec:
+    """Parse and validate a job type id."""
+    e = entry(name)
+    return WorkloadSpec(name, e.family, e.dataset, e.recipe(False).task, _parse(name)[2])
+
+
+def _seeds(seed: int, count: int) -> list[int]:
+    """Independent 32-bit seeds, one per randomness source, derived from one seed."""
+    return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(count)]
+
+
+@dataclass
+class Job:
+    """A built job type: model, synthetic batch, loss and optimizer on one device."""
+
+    spec: WorkloadSpec
+    model: nn.Module
+    batch: tuple
+    optimizer: torch.optim.Optimizer
+    recipe: Recipe
+    device: torch.device
+    step_seed: int
+    _cpu_rng: torch.Tensor = field(default=None, repr=False)
+    _device_rng: torch.Tensor | None = field(default=None, repr=False)
+
+    def loss(self, model: nn.Module, batch: tuple) -> torch.Tensor:
+        """Forward pass and training loss (a scalar tensor)."""
+        return self.recipe.criterion(self.recipe.forward(model, batch), batch)
+
+    def step(self) -> float:
+        """One training step (zero_grad, forward, loss, backward, optimizer step); the loss."""
+        if self.device.type == "meta":
+            raise RuntimeError(f"{self.spec.name}: a training step needs real tensors, not the meta device")
+        with self._own_rng():
+            self.optimizer.zero_grad(set_to_none=True)
+            loss = self.loss(self.model, self.batch)
+            loss.backward()
+            if self.recipe.clip_grad_norm is not None:
+                nn.utils.clip_grad_norm_(self.model.parameters(), self.recipe.clip_grad_norm)
+            self.optimizer.step()
+        return float(loss.detach())
+
+    @contextmanager
+    def _own_rng(self):
+        """Run with this job's own random stream (dropout), leaving the caller's untouched."""
+        cuda = [self.device.index if self.device.index is not None else torch.cuda.current_device()] \
+            if self.device.type == "cuda" else []
+        with torch.random.fork_rng(devices=cuda, device_type="cuda"):
+            if self._cpu_rng is None:
+                self._cpu_rng = torch.Generator().manual_seed(self.step_seed).get_state()
+            torch.set_rng_state(self._cpu_rng)
+            if cuda:
+                if self._device_rng is None:
+                    torch.cuda.manual_seed(self.step_seed)
+                else:
+                    torch.cuda.set_rng_state(self._device_rng, cuda[0])
+            yield
+            self._cpu_rng = torch.get_rng_state()
+            if cuda:
+                self._device_rng = torch.cuda.get_rng_state(cuda[0])
+
+
+def build(name: str, device: str | torch.device = "cpu", batch_size: int | None = None, seed: int = 0,
+          *, reduced: bool = False) -> Job:
+    """Build a job type on `device` ("meta" allocates nothing).
+
+    batch_size overrides the job type's batch (small unit tests); reduced=True shortens
+    images and sequences where the architecture allows (unit tests only).
+    """
+    wl = spec(name)
+    if batch_size is not None and batch_size < 1:
+        raise ValueError(f"{name}: batch_size must be a positive integer, got {batch_size}")
+    device = torch.device(device)
+    rec = recipe(name, reduced)
+    init_seed, data_seed, step_seed = _seeds(seed, 3)
+    with torch.random.fork_rng(devices=[]):
+        torch.default_generator.manual_seed(init_seed)
+        if device.type == "meta":
+            with torch.device("meta"):
+                model = rec.model()
+        else:
+            model = rec.model().to(device)
+    model.train()
+    specs: tuple[TensorSpec, ...] = rec.batch(batch_size or wl.batch_size)
+    batch = materialize(specs, device, torch.Generator().manual_seed(data_seed))
+    return Job(wl, model, batch, rec.optimizer(model.parameters()), rec, device, step_seed)
