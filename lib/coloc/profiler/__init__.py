@@ -13,7 +13,7 @@ from .errors import ProfilerError
 from .hardware import Device, resolve
 from .journal import read as read_log
 from .sweep import Measurement, Settings, plan, run
-from .tables import jobs_table, pairs_table, solo_table, spread_table
+from .tables import jobs_table, pairs_table, solo_table, spread_table, summary
 
 __all__ = ["ProfilerError", "Device", "resolve", "read_log", "Measurement", "Settings", "plan", "run",
-           "jobs_table", "pairs_table", "solo_table", "spread_table"]
+           "jobs_table", "pairs_table", "solo_table", "spread_table", "summary"]

@@ -42,11 +42,12 @@ def read(path: str | Path) -> list[dict]:
     return records
 
 
-def append(path: str | Path, record: dict) -> None:
-    """Append one record as a line, flushed and fsynced before returning."""
+def append(path: str | Path, record: dict) -> dict:
+    """Append one record as a line, flushed and fsynced before returning; the record as read back."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    line = json.dumps(_plain(record), allow_nan=False, sort_keys=True) + "\n"
+    plain = _plain(record)
+    line = json.dumps(plain, allow_nan=False, sort_keys=True) + "\n"
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
     try:
         size = os.fstat(fd).st_size
@@ -56,6 +57,7 @@ def append(path: str | Path, record: dict) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+    return plain
 
 
 def _plain(value):

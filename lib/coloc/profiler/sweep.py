@@ -40,7 +40,8 @@ from .worker import FAULTS, JobSpec, main
 
 LOG_VERSION = 1
 _WORKER_NAME = "coloc-worker"
-_PRELOAD = ["torch", "coloc.workloads", "coloc.profiler.worker"]
+_PHASE = {"ready": "build", "window_done": "window", "result": "window"}  # what a worker does before each report
+_PRELOAD = ["torch", "torch._dynamo", "coloc.workloads", "coloc.profiler.worker"]  # torch.optim imports _dynamo lazily: 2 s
 
 
 @dataclass(frozen=True)
@@ -88,8 +89,8 @@ class Measurement:
         return {1: "solo", 2: "pair"}.get(len(self.workloads), "set")
 
 
-def plan(names, repeats: int = 1, set_size: int = 2, seed: int = 0, shuffle: bool = True) -> list[Measurement]:
-    """Every job type solo and every multiset of ``set_size`` (self-pairs included), per repeat.
+def plan(names, repeats: int = 1, set_sizes=(2,), seed: int = 0, shuffle: bool = True) -> list[Measurement]:
+    """Every job type solo and every multiset of each size in ``set_sizes`` (self-pairs included), per repeat.
 
     Repeats run round by round (all of round 0, then round 1, ...); within a round the order is
     shuffled with a generator derived from (seed, round), so slow drift of the machine's load
@@ -102,10 +103,12 @@ def plan(names, repeats: int = 1, set_size: int = 2, seed: int = 0, shuffle: boo
         raise ProfilerError(f"job types {unknown or names}: expected names from coloc.workloads.names()")
     if len(set(names)) != len(names):
         raise ProfilerError(f"job types {names}: each may appear once")
-    if repeats < 1 or set_size < 2:
-        raise ProfilerError(f"repeats {repeats}, set_size {set_size}: expected repeats >= 1 and set_size >= 2")
+    set_sizes = sorted(set(int(k) for k in set_sizes))
+    if repeats < 1 or any(k < 2 for k in set_sizes):
+        raise ProfilerError(f"repeats {repeats}, set_sizes {set_sizes}: expected repeats >= 1 and sizes >= 2")
     sets = [(n,) for n in sorted(names)]
-    sets += list(itertools.combinations_with_replacement(sorted(names), set_size))
+    for k in set_sizes:
+        sets += list(itertools.combinations_with_replacement(sorted(names), k))
     out = []
     for repeat in range(repeats):
         order = np.random.default_rng([seed, repeat]).permutation(len(sets)) if shuffle else range(len(sets))
@@ -118,6 +121,7 @@ class _Worker:
     workload: str
     process: mp.Process
     conn: object
+    lifeline: object  # the write end: closing it (or dying) makes the worker kill its process group
     events: dict = field(default_factory=dict)
 
 
@@ -143,8 +147,7 @@ def run(measurements, log_path, settings: Settings = Settings(), progress: bool 
                 context = _context()
                 for k, m in tqdm(todo, desc=f"profiling on {device.name}", disable=not progress, mininterval=2):
                     record = measure(m, k, device, threads, settings, context, sampler, env)
-                    journal.append(log_path, record)
-                    done[k] = record
+                    done[k] = journal.append(log_path, record)
     return [done[k] for k in keys]
 
 
@@ -191,17 +194,20 @@ def measure(m: Measurement, record_key: str, device: hardware.Device, threads: i
     deadline = t_start + settings.timeout_s
     workers: list[_Worker] = []
     samples: list[dict] = []
+    marks: dict[str, float] = {}  # when the workers were ready, their windows done, all gone
     failure = None
     try:
         for spec in specs:
             workers.append(_start(context, spec))
         failure = _await(workers, "ready", deadline, settings.timeout_s)
+        marks["ready"] = time.monotonic()
         if failure is None:
             sampler.start([w.process.pid for w in workers])
             try:
                 for w in workers:
                     w.conn.send("go")
                 failure = _await(workers, "window_done", deadline, settings.timeout_s)
+                marks["windows_done"] = time.monotonic()
                 if failure is None:
                     for w in workers:
                         w.conn.send("stop")
@@ -210,18 +216,22 @@ def measure(m: Measurement, record_key: str, device: hardware.Device, threads: i
                 samples = sampler.stop()
     finally:
         _terminate(workers)
+    marks["end"] = time.monotonic()
     record = _record(m, record_key, device, settings, threads, workers, samples, failure)
-    record.update(started_utc=started.isoformat(timespec="seconds"), wall_s=round(time.monotonic() - t_start, 3))
+    record.update(started_utc=started.isoformat(timespec="seconds"), wall_s=round(marks["end"] - t_start, 3),
+                  timeline_s={name: round(t - t_start, 3) for name, t in marks.items()})
     return record
 
 
 def _start(context, spec: JobSpec) -> _Worker:
     parent_end, child_end = context.Pipe()
-    process = context.Process(target=main, args=(child_end, spec), name=f"{_WORKER_NAME}-{spec.workload}",
+    life_read, life_write = context.Pipe(duplex=False)
+    process = context.Process(target=main, args=(child_end, life_read, spec), name=f"{_WORKER_NAME}-{spec.workload}",
                               daemon=False)
     process.start()
     child_end.close()
-    return _Worker(spec.workload, process, parent_end)
+    life_read.close()
+    return _Worker(spec.workload, process, parent_end, life_write)
 
 
 def _await(workers: list[_Worker], event: str, deadline: float, timeout_s: float) -> dict | None:
@@ -233,7 +243,7 @@ def _await(workers: list[_Worker], event: str, deadline: float, timeout_s: float
         left = deadline - time.monotonic()
         if left <= 0:
             names = ", ".join(w.workload for w in pending)
-            return {"workload": pending[0].workload, "phase": event,
+            return {"workload": pending[0].workload, "phase": _PHASE[event],
                     "error": f"timeout: {names} did not report {event!r} within {timeout_s:g} s"}
         wait([w.conn for w in pending] + [w.process.sentinel for w in pending], timeout=left)
         for w in pending:
@@ -248,13 +258,13 @@ def _read(w: _Worker, event: str) -> dict | None:
         while w.conn.poll():
             message = w.conn.recv()
             if message.get("event") == "error":
-                return {"workload": w.workload, "phase": message.get("phase", event), "error": message["error"],
+                return {"workload": w.workload, "phase": message.get("phase", _PHASE[event]), "error": message["error"],
                         "traceback": message.get("traceback")}
             w.events[message["event"]] = message
     except (EOFError, OSError):
         pass
     if event not in w.events and w.process.exitcode is not None:
-        return {"workload": w.workload, "phase": event, "error": _death(w.process.exitcode, event)}
+        return {"workload": w.workload, "phase": _PHASE[event], "error": _death(w.process.exitcode, event)}
     return None
 
 
@@ -278,6 +288,7 @@ def _terminate(workers: list[_Worker], grace_s: float = 2.0) -> None:
             pass
         w.process.join(timeout=5)
         w.conn.close()
+        w.lifeline.close()
 
 
 def _record(m, record_key, device, settings, threads, workers, samples, failure) -> dict:

@@ -147,3 +147,24 @@ def spread_table(records: list[dict]) -> pd.DataFrame:
     table = grouped.agg(repeats="size", mean="mean", std=lambda s: s.std(ddof=0), min="min", max="max").reset_index()
     table["spread"] = (table["max"] - table["min"]) / table["mean"]
     return table
+
+
+def summary(records: list[dict]) -> dict:
+    """Headline figures of a sweep: counts, measuring time, spread of repeats, contention, load."""
+    jobs = jobs_table(records)
+    spread = spread_table(records)
+    pairs = pairs_table(records)
+    norms = pd.concat([pairs["norm_a"], pairs["norm_b"]]).dropna() if len(pairs) else pd.Series(dtype=float)
+    multi = spread[spread["repeats"] > 1]
+    return {
+        "device": ", ".join(sorted(jobs["device"].unique())),
+        "measurements": len({r["key"] for r in records}),
+        "failed": int(sum(not r["feasible"] for r in {r["key"]: r for r in records}.values())),
+        "measuring_s": float(sum(r.get("wall_s") or 0.0 for r in {r["key"]: r for r in records}.values())),
+        "spread_median": float(multi["spread"].median()) if len(multi) else np.nan,
+        "spread_max": float(multi["spread"].max()) if len(multi) else np.nan,
+        "within_10pct": float((multi["spread"] <= 0.10).mean()) if len(multi) else np.nan,
+        "norm_min": float(norms.min()) if len(norms) else np.nan,
+        "norm_median": float(norms.median()) if len(norms) else np.nan,
+        "other_cpu_pct_mean": float(jobs["other_cpu_pct"].mean()),
+    }

@@ -2,18 +2,19 @@
 
 The parent (:mod:`coloc.profiler.sweep`) talks to a worker over a multiprocessing pipe:
 
-* worker -> parent ``{"event": "ready"}`` once the job is built and has run one step;
+* worker -> parent ``{"event": "ready"}`` once the job is built (model, batch, optimizer);
 * parent -> worker ``"go"``: the barrier; every worker of a co-located set gets it together;
-* worker: warm-up steps (not counted), then counts steps from ``t0``; once the window has
-  lasted ``window_s`` and ``min_iters`` steps it sends ``{"event": "window_done"}`` and
-  keeps training, so the other jobs of the set still meet contention;
+* worker: warm-up steps (not counted; the first step allocates what training needs), then it
+  counts steps from ``t0``; once the window has lasted ``window_s`` and ``min_iters`` steps it
+  sends ``{"event": "window_done"}`` and keeps training, so the other jobs still meet contention;
 * parent -> worker ``"stop"`` once every worker's window is done; the worker answers
   ``{"event": "result", ...}`` counting only the steps that ended before the stop, and exits;
 * on any exception the worker sends ``{"event": "error", ...}`` and exits with status 1.
 
-A worker leaves its parent's process group (``os.setsid``), asks the kernel to kill it when
-its parent dies (Linux ``PR_SET_PDEATHSIG``), and exits when its pipe closes: a killed
-sweep leaves no worker behind.
+A worker leaves its parent's process group (``os.setsid``); a thread kills that group once
+the sweep's end of a lifeline pipe closes (the sweep exited or was killed), and the kernel
+kills the worker when the fork server dies (Linux ``PR_SET_PDEATHSIG``): a killed sweep
+leaves no worker behind, even one stuck in a step.
 
 ``fault`` injects a failure, for tests of the error handling only: ``"oom"`` requests a
 tensor of 2**60 bytes on the job's device before building (a real, impossible allocation),
@@ -28,6 +29,7 @@ import os
 import resource
 import signal
 import sys
+import threading
 import time
 import traceback
 from dataclasses import dataclass
@@ -56,9 +58,13 @@ class JobSpec:
     fault: str | None = None         # injected failure for error-handling tests: oom, crash, hang
 
 
-def main(conn, spec: JobSpec) -> None:
-    """Entry point of the worker process (the target of a multiprocessing Process)."""
-    _detach()
+def main(conn, lifeline, spec: JobSpec) -> None:
+    """Entry point of the worker process (the target of a multiprocessing Process).
+
+    ``lifeline``: the read end of a pipe whose write end only the parent holds; when it closes
+    (the parent is gone) the worker kills its own process group, even mid-step or hung.
+    """
+    _detach(lifeline)
     phase = "build"
     try:
         job = _prepare(spec)
@@ -76,10 +82,11 @@ def main(conn, spec: JobSpec) -> None:
         sys.exit(1)
 
 
-def _detach() -> None:
-    """Own process group; die with the parent (Linux), and now if it died before that was set."""
+def _detach(lifeline) -> None:
+    """Own process group; die with the sweep (lifeline) and with the fork server (Linux death signal)."""
     parent = os.getppid()
     os.setsid()
+    threading.Thread(target=_watch, args=(lifeline,), name="coloc-lifeline", daemon=True).start()
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -89,8 +96,16 @@ def _detach() -> None:
         os._exit(0)
 
 
+def _watch(lifeline) -> None:
+    try:
+        lifeline.recv()
+    except (EOFError, OSError):
+        pass
+    os.killpg(os.getpgid(0), signal.SIGKILL)
+
+
 def _prepare(spec: JobSpec):
-    """Pin the process, set threads, build the job and run its first step."""
+    """Pin the process, set threads, build the job (its first step is part of the warm-up)."""
     for key, value in spec.env:
         os.environ[key] = value
     if spec.cpus and hasattr(os, "sched_setaffinity"):
@@ -104,11 +119,8 @@ def _prepare(spec: JobSpec):
         torch.cuda.set_device(torch.device(spec.device))
     if spec.fault == "oom":
         torch.empty(2**60, dtype=torch.uint8, device=spec.device)
-    job = workloads.build(spec.workload, device=spec.device, batch_size=spec.batch_size, seed=spec.seed,
-                          reduced=spec.reduced)
-    job.step()
-    _sync(spec.device)
-    return job
+    return workloads.build(spec.workload, device=spec.device, batch_size=spec.batch_size, seed=spec.seed,
+                           reduced=spec.reduced)
 
 
 def _measure(conn, job, spec: JobSpec) -> dict | None:

@@ -1,0 +1,128 @@
+"""Real sweeps with tiny jobs (batch 1, one thread, short windows): measurements, failures, kills, resume."""
+
+import dataclasses
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+from coloc import profiler
+from coloc.profiler import Measurement
+
+A, B, C = "recommendation-ml20m-b512", "squeezenet-cifar10-b32", "shufflenetv2-cifar10-b32"
+TINY = profiler.Settings(device="cpu", threads=1, warmup_s=0.0, warmup_iters=1, window_s=0.3, min_iters=2,
+                         timeout_s=60.0, batch_size=1, sample_interval_s=0.05)
+
+
+def alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def worker_pids(records) -> list[int]:
+    return [job["pid"] for record in records for job in record["jobs"]]
+
+
+def test_sweep_measures_every_set_logs_each_and_a_rerun_measures_nothing(tmp_path):
+    log = tmp_path / "measurements.jsonl"
+    measurements = profiler.plan([A, B], repeats=1)
+    records = profiler.run(measurements, log, TINY, progress=False)
+    assert [r["workloads"] for r in records] == [list(m.workloads) for m in measurements]
+    assert all(r["feasible"] and r["error"] is None for r in records)
+    for record in records:
+        assert record["device"].startswith("cpu:") and record["settings"]["threads"] == 1
+        assert len({job["pid"] for job in record["jobs"]}) == len(record["workloads"])  # one process per job
+        for job in record["jobs"]:
+            assert job["iterations"] >= 2 and job["elapsed_s"] >= 0.3
+            assert job["throughput"] == pytest.approx(job["iterations"] / job["elapsed_s"])
+            assert 0 < job["cpu_util"] <= 100 and job["rss_bytes"] > 50 * 2**20
+        assert 0 < record["window_overlap"] <= 1
+    assert not any(alive(pid) for pid in worker_pids(records))
+    lines = log.read_text().splitlines()
+    assert len(lines) == 5 and [json.loads(line)["key"] for line in lines] == [r["key"] for r in records]
+
+    started = time.monotonic()
+    again = profiler.run(measurements, log, TINY, progress=False)
+    assert time.monotonic() - started < 5
+    assert again == records and log.read_text().splitlines() == lines
+
+    tables = profiler.pairs_table(again)
+    assert len(tables) == 3 and tables["feasible"].all() and (tables["norm_a"] > 0).all()
+
+
+def test_failing_jobs_become_infeasible_records_with_their_error_and_the_sweep_goes_on(tmp_path):
+    log = tmp_path / "measurements.jsonl"
+    settings = dataclasses.replace(TINY, faults=((A, "oom"), (C, "crash")))
+    measurements = [Measurement((A,), 0), Measurement((A, B), 0), Measurement((C,), 0), Measurement((B,), 0)]
+    oom, pair, crash, healthy = profiler.run(measurements, log, settings, progress=False)
+    assert not oom["feasible"] and oom["failed_workload"] == A and oom["failed_phase"] == "build"
+    assert "allocate" in oom["error"] and "RuntimeError" in oom["error"]
+    assert not pair["feasible"] and pair["failed_workload"] == A and "allocate" in pair["error"]
+    assert not crash["feasible"] and "SIGSEGV" in crash["error"] and crash["failed_phase"] == "window"
+    assert healthy["feasible"] and healthy["jobs"][0]["throughput"] > 0
+    assert not any(alive(pid) for pid in worker_pids([oom, pair, crash, healthy]))
+    assert len(log.read_text().splitlines()) == 4
+    solo = profiler.solo_table([oom, crash, healthy]).set_index("workload")
+    assert not solo.loc[A, "feasible"] and "allocate" in solo.loc[A, "error"]
+    assert solo.loc[B, "feasible"]
+
+
+def test_a_hanging_job_times_out_and_is_killed(tmp_path):
+    settings = dataclasses.replace(TINY, timeout_s=4.0, faults=((B, "hang"),))
+    started = time.monotonic()
+    (record,) = profiler.run([Measurement((A, B), 0)], tmp_path / "m.jsonl", settings, progress=False)
+    assert time.monotonic() - started < 15
+    assert not record["feasible"] and record["error"].startswith("timeout:") and B in record["error"]
+    assert not any(alive(pid) for pid in worker_pids([record]))
+
+
+SWEEP = """
+import sys
+from coloc import profiler
+settings = profiler.Settings(device="cpu", threads=1, warmup_s=0.0, window_s=0.3, batch_size=1, timeout_s=60,
+                             faults=(({B!r}, "hang"),) if sys.argv[2] == "hang" else ())
+profiler.run(profiler.plan([{A!r}, {B!r}], shuffle=False), sys.argv[1], settings, progress=False)
+""".format(A=A, B=B)
+
+
+def start_sweep_and_wait_for_the_hang(log):
+    """A sweep in its own process: A solo is logged, then B (solo) hangs inside its window."""
+    sweep = subprocess.Popen([sys.executable, "-c", SWEEP, str(log), "hang"], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        lines = log.read_text().splitlines() if log.exists() else []
+        family = psutil.Process(sweep.pid).children(recursive=True)
+        workers = [p for p in family if p.ppid() != sweep.pid]  # forked by the fork server
+        if len(lines) == 1 and workers:
+            time.sleep(1.0)  # B is past its barrier, sleeping in the injected hang
+            return sweep, psutil.Process(sweep.pid).children(recursive=True)
+        assert sweep.poll() is None, sweep.stderr.read()
+        time.sleep(0.1)
+    sweep.kill()
+    pytest.fail("the sweep did not reach its second measurement within 60 s")
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "Ctrl-C"])
+def test_a_killed_sweep_leaves_no_process_and_a_rerun_measures_only_the_rest(tmp_path, how):
+    log = tmp_path / "measurements.jsonl"
+    sweep, family = start_sweep_and_wait_for_the_hang(log)
+    before = log.read_bytes()
+    sweep.send_signal(how)
+    sweep.wait(timeout=30)
+    gone, still = psutil.wait_procs(family, timeout=15)
+    assert still == [], f"left behind: {still}"
+    assert log.read_bytes() == before  # the measurement in flight is lost, nothing else
+
+    settings = profiler.Settings(device="cpu", threads=1, warmup_s=0.0, window_s=0.3, batch_size=1, timeout_s=60)
+    measurements = profiler.plan([A, B], shuffle=False)
+    records = profiler.run(measurements, log, settings, progress=False)
+    lines = log.read_bytes().splitlines(keepends=True)
+    assert len(lines) == 5 and b"".join(lines[:1]) == before
+    assert records[0] == json.loads(before) and all(r["feasible"] for r in records)
+    assert [r["workloads"] for r in records] == [[A], [B], [A, A], [A, B], [B, B]]
