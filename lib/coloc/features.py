@@ -5,7 +5,8 @@
   model forward and loss, ``flops_step`` adds the backward pass (optimizer updates are
   element-wise and not counted).
 * Activation bytes: distinct storages saved for backward during forward and loss
-  (``torch.autograd.graph.saved_tensors_hooks``), without parameters and input batch.
+  (``torch.autograd.graph.saved_tensors_hooks``), without parameters, buffers (e.g.
+  batch-norm running statistics) and the input batch.
 * Operator counts: graph nodes of one forward pass, seen by a ``TorchFunctionMode`` at the
   level a user writes them (``F.conv2d``, ``torch.cat``, ``x + y``, ``nn.LSTM``'s fused
   call, ...). Only calls on the data path count: at least one argument is a parameter, an
@@ -25,7 +26,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_leaves
 from torch.utils.flop_counter import FlopCounterMode
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from . import workloads
 
@@ -163,8 +164,9 @@ def extract(name: str, batch_size: int | None = None) -> dict:
     job = workloads.build(name, device="meta", batch_size=batch_size)
     params = list(job.model.parameters())
     batch = [t for t in job.batch if isinstance(t, torch.Tensor)]
+    state = params + list(job.model.buffers())
     with FlopCounterMode(display=False) as flops:
-        with SavedTensors(exclude=params + batch) as saved:
+        with SavedTensors(exclude=state + batch) as saved:
             with OpCounter(params + batch) as ops:
                 outputs = job.recipe.forward(job.model, job.batch)
             loss = job.recipe.criterion(outputs, job.batch)

@@ -1,0 +1,27 @@
+# Stage 2: model-graph features of every job type in the zoo (FLOPs, parameters, activation and
+# input bytes, operator counts), measured on the meta device; the workloads table and its figures.
+
+
+rule features:
+    input:
+        notebook=NOTEBOOKS / "02_features.ipynb",
+    output:
+        workloads="data/processed/workloads.parquet",
+        flops_figure="figures/features/flops_vs_params.png",
+        correlation_figure="figures/features/feature_correlations.png",
+        operator_figure="figures/features/operator_mix.png",
+    params:
+        names=as_yaml({"names": config["features"]["names"]}),
+    log:
+        notebook="results/notebooks/02_features.ipynb",
+    conda:
+        ENV
+    shell:
+        "papermill {input.notebook} {log.notebook} -k python3 --cwd . "
+        "-p workloads_path {output.workloads} -p flops_figure_path {output.flops_figure} "
+        "-p correlation_figure_path {output.correlation_figure} "
+        "-p operator_figure_path {output.operator_figure} "
+        "-y {params.names:q}"
+
+
+ALL_OUTPUTS.extend(rules.features.output)
