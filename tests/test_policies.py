@@ -137,6 +137,16 @@ def test_coloc_packs_only_pairs_that_gain_throughput():
     assert by_id(bad, "colocated_time")[2] == 0 and by_id(bad, "start_time")[2] == 30.0
 
 
+def test_coloc_forms_a_losing_pair_only_when_the_wait_is_long():
+    # b with c loses throughput (0.4 + 0.3), but b holds the GPU for 100,000 s: a 100 s c job packed
+    # ends after 333 s and costs b 233 s, far less than waiting 99,990 s.
+    rows = [(1, 0.0, 100_000.0, 1, "b"), (2, 10.0, 100.0, 1, "c")]
+    result = simulate(trace(rows), truth_abc(), policies.get("coloc"), ONE, PREDS)
+    assert by_id(result, "jct")[2] == pytest.approx(100 / 0.3)
+    without = simulate(trace(rows), truth_abc(), policies.get("coloc", wait_rule=False), ONE, PREDS)
+    assert by_id(without, "start_time")[2] == 100_000.0
+
+
 def test_coloc_picks_the_gpu_that_adds_least_completion_time():
     # Two GPUs run c: job 1 for 900 s, job 2 for 60 s. A new c (100 s) at t=10, c with c at 0.9 each.
     # Next to job 1 it adds 100/0.9 + (100/0.9 + 800) - 100 - 890 = 22.2 s; next to job 2 (50 s left)

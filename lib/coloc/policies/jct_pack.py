@@ -3,13 +3,17 @@
 1. Shortest remaining time first (`order='sjf'`): the same knowledge of
    durations that ISACPP's remaining times assume; `order='fifo'` is the
    ablation without reordering.
-2. Idle GPUs first. With none idle, a single-GPU job may join a GPU only if the
+2. Idle GPUs first. With none idle, a single-GPU job may join a GPU if the
    set's pessimistic combined normalized throughput, sum over its jobs of
-   (prediction - risk x predicted spread), is at least `min_combined`: a
-   pair that probably loses throughput is never formed, and the spread keeps
-   the policy off pairs the predictor is unsure of.
-3. Among admissible GPUs it takes the one that adds the least completion time
-   to the jobs involved: (new job's and residents' predicted finish times when
+   (prediction - risk x predicted spread), is at least `min_combined` (the
+   pair gains throughput, with confidence: the spread keeps the policy off
+   pairs the predictor is unsure of), or, failing that, if packing still
+   lowers the predicted sum of completion times of the jobs involved compared
+   with waiting (`wait_rule`): the job would otherwise start when the k-th
+   running job is predicted to end, k = its place among this round's waiting
+   jobs. So a throughput-losing pair is formed only when the wait is long.
+3. Among allowed GPUs it takes the one that adds the least completion time to
+   the jobs involved: (new job's and residents' predicted finish times when
    packed) - (new job alone + residents undisturbed), the JCT of both jobs.
 
 ISACPP packs whenever no GPU is idle, whatever the pair costs; Horus packs by
@@ -19,7 +23,7 @@ an UPPER BOUND, not a predictor.
 """
 from __future__ import annotations
 
-from coloc.policies.base import Policy, fill_idle, pack_singles, register
+from coloc.policies.base import Policy, fill_idle, register
 from coloc.policies.stages import pair_finish_times, run_stages
 from coloc.sim.predictions import Predictions
 from coloc.sim.queue import fifo_key
@@ -30,12 +34,13 @@ class JctPack(Policy):
     needs = ("norm",)
 
     def __init__(self, order: str = "sjf", risk: float = 1.0, min_combined: float = 1.0,
-                 lookahead: int | None = 128, max_jobs_per_gpu: int | None = None):
+                 wait_rule: bool = True, lookahead: int | None = 128, max_jobs_per_gpu: int | None = None):
         if order not in ("sjf", "fifo"):
             raise ValueError(f"policy coloc: order={order!r}; expected 'sjf' or 'fifo'")
         self.order = order
         self.risk = risk
         self.min_combined = min_combined
+        self.wait_rule = wait_rule
         self.lookahead = lookahead
         self.max_jobs_per_gpu = max_jobs_per_gpu
 
@@ -54,7 +59,33 @@ class JctPack(Policy):
 
     def schedule(self, sim) -> None:
         fill_idle(sim)
-        pack_singles(sim, lambda job: self._best_gpu(sim, job), self.lookahead)
+        cluster = sim.cluster
+        if cluster.max_free() > 0 or not cluster.any_shareable():
+            return
+        ends, waiting = None, 0
+        for job in sim.queue.first_singles(self.lookahead or len(sim.queue)):
+            if not cluster.any_shareable():
+                return
+            if self.wait_rule and ends is None:
+                ends = self._predicted_ends(sim)
+            wait = ends[min(waiting, len(ends) - 1)] if ends else None
+            gpu = self._best_gpu(sim, job, wait)
+            if gpu is None:
+                waiting += 1
+            else:
+                sim.place(job, (gpu,))
+
+    def _predicted_ends(self, sim) -> list[float]:
+        """Sorted predicted times until each running job ends (co-located ones at predicted speed)."""
+        ends = []
+        for job in sim.running.values():
+            factor = 1.0
+            for gpu in job.gpus:
+                for other in sim.cluster.residents[gpu]:
+                    if other is not job:
+                        factor *= self._norm(job.device, job.workload, other.workload)
+            ends.append(job.remaining_at(sim.now) / job.speed / factor)
+        return sorted(ends)
 
     def _norm(self, device: str, a: str, b: str) -> float:
         """Pessimistic predicted normalized throughput of a next to b: prediction - risk x spread."""
@@ -76,7 +107,8 @@ class JctPack(Policy):
             total += factor
         return total >= self.min_combined
 
-    def _best_gpu(self, sim, job) -> int | None:
+    def _best_gpu(self, sim, job, wait: float | None) -> int | None:
+        """The admissible GPU adding least completion time; None if the job should wait."""
         best = None
         for device in sim.cluster.devices:
             if not sim.truth.has_solo(device, job.workload):
@@ -84,11 +116,14 @@ class JctPack(Policy):
             t_new = job.remaining / sim.truth.speed(device, job.workload)
             for sig, gpus in sim.cluster.shareable_groups(device):
                 members = sig + (job.workload,)
-                if len(sig) >= self._cap or not sim.can_share(device, members) \
-                        or not self.admissible(device, members):
+                if len(sig) >= self._cap or not sim.can_share(device, members):
+                    continue
+                gains_throughput = self.admissible(device, members)
+                if not gains_throughput and wait is None:
                     continue
                 for gpu, cost in self._added_times(sim, device, job.workload, t_new, sig, gpus):
-                    if best is None or (cost, gpu) < best:
+                    # cost - wait < 0: packed, the jobs finish sooner in sum than if this one waited
+                    if (gains_throughput or cost < wait) and (best is None or (cost, gpu) < best):
                         best = (cost, gpu)
         return None if best is None else best[1]
 

@@ -18,7 +18,7 @@ from coloc.sim.predictions import Predictions
 class RunConfig:
     """Everything that defines one run besides the tables."""
 
-    trace_name: str
+    trace: str
     policy: str
     seed: int
     gpus: int
@@ -33,10 +33,16 @@ class RunConfig:
     predictor_util: str = ""
 
 
+def parse_policy(policy: str, default_predictor: str = "") -> tuple[str, str]:
+    """'coloc~lgbm' -> ('coloc', 'lgbm'); 'coloc' -> ('coloc', default_predictor)."""
+    name, _, predictor = policy.partition("~")
+    return name, predictor or default_predictor
+
+
 def load_predictions(config: RunConfig, predictions_path: str | Path | None,
                      utilization_path: str | Path | None) -> Predictions | None:
     """The out-of-fold predictions a predictive policy needs (None for the others)."""
-    policy = policies.get(config.policy)
+    policy = policies.get(parse_policy(config.policy)[0])
     if not policy.needs:
         return None
     paths = {"norm": predictions_path, "util": utilization_path}
@@ -66,11 +72,57 @@ def run(config: RunConfig, trace_spec: dict, solo: pd.DataFrame, pairs: pd.DataF
             raise ValueError(f"predictions ({predictions.source}) lack {len(missing)} feasible pairs on "
                              f"{config.device} used by the trace, e.g. {missing[:5]}")
     spec = ClusterSpec(((config.device, config.gpus),), config.gpus_per_node, config.max_jobs_per_gpu)
-    policy = policies.get(config.policy, **(policy_params or {}))
+    policy = policies.get(parse_policy(config.policy)[0], **(policy_params or {}))
+    policy.name = config.policy
     result = simulate(trace, truth, policy, spec, predictions, config.restart_cost_s, config.seed)
-    jobs = result.jobs.assign(trace=config.trace_name, seed=config.seed, gpus=config.gpus, load=config.load)
+    jobs = result.jobs.assign(trace=config.trace, seed=config.seed, gpus=config.gpus, load=config.load)
     row = {**asdict(config), "kind": policy.kind,
            "prediction_source": predictions.source if predictions is not None else "none",
            "offered_load": traces.offered_load(trace, config.gpus),
            **metrics.summarize(result, config.gpus)}
     return result, jobs, pd.DataFrame([row])
+
+
+SHOWN = ["jct_mean", "jct_median", "jct_p90", "jct_p99", "makespan", "queue_delay_mean", "queue_delay_p99",
+         "gpu_util_mean", "effective_throughput", "colocated_share", "slowdown_mean", "decision_ms_per_job"]
+
+
+def gather(paths) -> pd.DataFrame:
+    """Concatenate Parquet tables (one per run)."""
+    if not paths:
+        raise ValueError("gather: no files given; expected the per-run outputs of the simulate rule")
+    return pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
+
+
+def select(frame: pd.DataFrame, **equal) -> pd.DataFrame:
+    """Rows whose columns equal the given values."""
+    mask = pd.Series(True, index=frame.index)
+    for column, value in equal.items():
+        mask &= frame[column] == value
+    return frame[mask]
+
+
+def headline(summary: pd.DataFrame, trace: str, gpus: int, load: float) -> pd.DataFrame:
+    """Runs of `trace` at `gpus` and `load`, falling back to the trace's largest cluster / highest load."""
+    rows = select(summary, trace=trace)
+    if rows.empty:
+        raise ValueError(f"summary: no runs of trace {trace!r}; have {sorted(summary['trace'].unique())}")
+    gpus = gpus if gpus in set(rows["gpus"]) else int(rows["gpus"].max())
+    rows = rows[rows["gpus"] == gpus]
+    load = load if load in set(rows["load"]) else float(rows["load"].max())
+    return rows[rows["load"] == load]
+
+
+def source_line(summary: pd.DataFrame) -> str:
+    """Where the numbers come from, for titles."""
+    devices = ",".join(sorted(summary["device"].unique()))
+    protocols = ",".join(sorted(p for p in summary["protocol"].unique() if p))
+    return f"truth: Gavel measured pairs ({devices}); predictions out-of-fold ({protocols or 'none'})"
+
+
+def policy_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """Mean over seeds of the main metrics per trace, cluster size, load and policy."""
+    keys = ["trace", "gpus", "load", "policy", "kind", "predictor_norm", "predictor_util"]
+    table = summary.groupby(keys, as_index=False)[SHOWN].mean()
+    table.insert(len(keys), "seeds", summary.groupby(keys)["seed"].nunique().to_numpy())
+    return table

@@ -1,0 +1,105 @@
+"""Figures of the simulation stage: one function per figure, seaborn on matplotlib's Agg backend.
+
+Each function returns the Figure; `coloc.plots.save` writes and closes it.
+Titles carry the data source, the device and the prediction protocol.
+"""
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+SUMMARY_METRICS = {
+    "jct_mean": "mean JCT (h)", "jct_p99": "p99 JCT (h)", "makespan": "makespan (h)",
+    "queue_delay_mean": "mean queueing delay (h)", "gpu_util_mean": "GPU utilization (busy share)",
+    "effective_throughput": "effective throughput (GPU share)", "colocated_share": "share of run time co-located",
+    "slowdown_mean": "mean slowdown (JCT / exclusive)",
+}
+HOURS = {"jct_mean", "jct_p99", "makespan", "queue_delay_mean"}
+
+
+def policy_order(summary: pd.DataFrame) -> list[str]:
+    """Baselines, then the papers, then oracles and coloc's own, as present."""
+    preferred = ["fifo", "sjf", "tiresias", "gandiva", "horus", "isacpp", "coloc", "coloc-fifo", "oracle"]
+    present = list(dict.fromkeys(summary["policy"]))
+    return [p for p in preferred if p in present] + [p for p in present if p not in preferred]
+
+
+def label(policy: str, kind: str) -> str:
+    return f"{policy} (oracle)" if kind == "oracle" else policy
+
+
+def policy_comparison(summary: pd.DataFrame, metrics=tuple(SUMMARY_METRICS), title: str = "") -> plt.Figure:
+    """One bar panel per metric, a bar per policy (mean over seeds, error bar = spread over seeds)."""
+    data = summary.copy()
+    for metric in HOURS & set(metrics):
+        data[metric] = data[metric] / 3600.0
+    kinds = dict(zip(data["policy"], data["kind"]))
+    order = policy_order(data)
+    data["policy "] = [label(p, kinds[p]) for p in data["policy"]]
+    labels = [label(p, kinds[p]) for p in order]
+    cols = 4
+    rows = int(np.ceil(len(metrics) / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.6 * rows), squeeze=False)
+    palette = dict(zip(labels, sns.color_palette("tab10", len(labels))))
+    for ax, metric in zip(axes.flat, metrics):
+        sns.barplot(data=data, x="policy ", y=metric, order=labels, hue="policy ", palette=palette,
+                    errorbar=("pi", 100), ax=ax, legend=False)
+        ax.set_title(SUMMARY_METRICS.get(metric, metric))
+        ax.set_xlabel("")
+        ax.set_ylabel("")
+        ax.tick_params(axis="x", rotation=60)
+    for ax in list(axes.flat)[len(metrics):]:
+        ax.set_visible(False)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def jct_cdf(jobs: pd.DataFrame, title: str = "") -> plt.Figure:
+    """Empirical CDF of job completion time per policy (log scale)."""
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    order = policy_order(jobs)
+    sns.ecdfplot(data=jobs, x="jct", hue="policy", hue_order=order, log_scale=True, ax=ax)
+    ax.set_xlabel("job completion time (s)")
+    ax.set_ylabel("share of jobs")
+    ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+def utilization_over_time(series: pd.DataFrame, title: str = "") -> plt.Figure:
+    """Time-weighted busy GPUs and effective GPUs (shares of the cluster) per policy over time."""
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4), sharey=True)
+    data = series.assign(hours=series["time"] / 3600.0)
+    order = policy_order(data)
+    for ax, column, name in zip(axes, ("gpu_util", "effective_util"), ("busy GPUs", "effective GPUs")):
+        sns.lineplot(data=data, x="hours", y=column, hue="policy", hue_order=order, ax=ax, errorbar=None)
+        ax.set_title(f"{name} (share of the cluster)")
+        ax.set_xlabel("time (h)")
+        ax.set_ylabel("")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def load_sweep(summary: pd.DataFrame, metric: str = "jct_mean", title: str = "") -> plt.Figure:
+    """`metric` against load per policy (mean over seeds), one panel per trace and cluster size."""
+    data = summary.assign(value=summary[metric] / (3600.0 if metric in HOURS else 1.0))
+    panels = list(data.groupby(["trace", "gpus"]).groups)
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4), squeeze=False)
+    order = policy_order(data)
+    for ax, (trace, gpus) in zip(axes[0], panels):
+        part = data[(data["trace"] == trace) & (data["gpus"] == gpus)]
+        sns.lineplot(data=part, x="load", y="value", hue="policy", hue_order=order, marker="o", errorbar=None, ax=ax)
+        ax.set_title(f"{trace}, {gpus} GPUs")
+        ax.set_xlabel("load")
+        ax.set_ylabel(SUMMARY_METRICS.get(metric, metric))
+        ax.set_yscale("log")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
