@@ -55,6 +55,10 @@ def test_build_from_spec_checks_keys_and_reassigns_with_seed():
     assert set(one["workload"]) <= {"p", "q"} and len(one) == 3
     kept = traces.build({**spec, "assign": "table"}, TABLE, ["p"], seed=1, load=2.0, total_gpus=4)
     assert list(kept["workload"]) == ["b", "a", "b"] and kept["submit_time"].iloc[-1] == 225.0
+    cost = pd.Series({"p": 1.0, "q": 2.0, "r": 3.0})
+    by_cost = traces.build({**spec, "n_jobs": 5, "clusters": [], "assign": "gpu_time"}, TABLE, ["p", "q", "r"],
+                           seed=1, load=1.0, total_gpus=8, workload_cost=cost).set_index("job_id")["workload"]
+    assert by_cost[10] == "p" and by_cost[12] == "r"  # shortest GPU time -> cheapest, longest -> costliest
     with pytest.raises(ValueError, match="unknown keys \\['bogus'\\]"):
         traces.build({**spec, "bogus": 1}, TABLE, ["p"], 0, 1.0, 4)
     with pytest.raises(ValueError, match="source='nope'"):

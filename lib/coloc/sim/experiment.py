@@ -65,7 +65,8 @@ def run(config: RunConfig, trace_spec: dict, solo: pd.DataFrame, pairs: pd.DataF
     """Build the trace, simulate, and return (result, the jobs table, a one-row summary)."""
     truth = GroundTruth(solo, pairs, config.reference_device)
     workloads = [w for w in truth.workloads(config.device) if truth.has_solo(config.reference_device, w)]
-    trace = traces.build(trace_spec, trace_table, workloads, config.seed, config.load, config.gpus)
+    cost = pd.Series({w: 1.0 / truth.solo_tput(config.reference_device, w) for w in workloads})  # s per iteration
+    trace = traces.build(trace_spec, trace_table, workloads, config.seed, config.load, config.gpus, cost)
     if predictions is not None and predictions.has_norm():
         missing = predictions.missing_pairs(truth, config.device, trace["workload"].unique())
         if missing:
@@ -92,6 +93,11 @@ def gather(paths) -> pd.DataFrame:
     if not paths:
         raise ValueError("gather: no files given; expected the per-run outputs of the simulate rule")
     return pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
+
+
+def run_files(results_dir: str | Path, kind: str) -> list[str]:
+    """Every run's `kind`.parquet under results_dir/<trace>/<policy>/<run>/, sorted."""
+    return sorted(str(p) for p in Path(results_dir).glob(f"*/*/*/{kind}.parquet"))
 
 
 def select(frame: pd.DataFrame, **equal) -> pd.DataFrame:

@@ -14,7 +14,17 @@ def time_integral(timeline: pd.DataFrame, column: str, end: float) -> float:
 
 
 def summarize(result: SimResult, total_gpus: int) -> dict:
-    """One row of metrics (seconds unless named otherwise)."""
+    """One row of metrics (seconds unless named otherwise).
+
+    makespan: first submission to last completion. queue_delay: all time a job
+    waited (including after preemptions). gpu_util_mean: time-weighted busy
+    GPUs (>= 1 job) over GPUs x makespan. effective_throughput: time-weighted
+    sum over running jobs of GPUs x normalized throughput (exclusive-GPU
+    equivalents of progress) over GPUs x makespan; it exceeds the utilization
+    when sharing pays. colocated_share: seconds run next to another job over
+    seconds run. slowdown: JCT / exclusive duration on the reference device.
+    decision_ms_per_job: wall time inside the policy over the number of jobs.
+    """
     jobs, stats = result.jobs, result.stats
     jct, delay = jobs["jct"].to_numpy(), jobs["queue_delay"].to_numpy()
     start, end = float(jobs["submit_time"].min()), float(jobs["finish_time"].max())

@@ -61,10 +61,14 @@ def scale_load(trace: pd.DataFrame, load: float) -> pd.DataFrame:
     return out
 
 
-def reassign_workloads(trace: pd.DataFrame, workloads: Sequence[str], seed: int) -> pd.DataFrame:
-    """Draw every job's workload uniformly from `workloads` with `seed` (Gavel's rule)."""
+def reassign_workloads(trace: pd.DataFrame, workloads: Sequence[str], seed: int, rule: str = "uniform",
+                       workload_cost: pd.Series | None = None) -> pd.DataFrame:
+    """Redraw every job's workload with `seed` by coloc.datasets.assign_workloads's `rule`.
+
+    'uniform' (Gavel's rule) or 'gpu_time' (long jobs get costly workloads; needs `workload_cost`).
+    """
     out = trace.copy()
-    out["workload"] = assign_workloads(out, workloads, "uniform", seed)
+    out["workload"] = assign_workloads(out, workloads, rule, seed, workload_cost)
     return out
 
 
@@ -101,12 +105,12 @@ def poisson(n_jobs: int, workloads: Sequence[str], seed: int, load: float, total
 
 
 def build(spec: Mapping, table: pd.DataFrame | None, workloads: Sequence[str], seed: int,
-          load: float, total_gpus: int) -> pd.DataFrame:
+          load: float, total_gpus: int, workload_cost: pd.Series | None = None) -> pd.DataFrame:
     """The trace a run simulates, from a config entry `spec` (see config `simulation.traces`).
 
     source 'philly': keys clusters, start_s, end_s, n_jobs, assign ('table' keeps
-    the table's job types, 'uniform' redraws them with `seed`); jobs wider than
-    the cluster are dropped. source 'poisson': keys n_jobs, median_duration_s,
+    the table's job types; 'uniform' or 'gpu_time' redraw them with `seed`, the
+    latter by `workload_cost`); jobs wider than the cluster are dropped. source 'poisson': keys n_jobs, median_duration_s,
     duration_sigma, gpu_mix ({GPUs: weight}).
     """
     source = spec.get("source")
@@ -117,10 +121,10 @@ def build(spec: Mapping, table: pd.DataFrame | None, workloads: Sequence[str], s
         trace = select(table, spec.get("clusters") or None, spec.get("start_s"), spec.get("end_s"),
                        spec.get("n_jobs"), max_gpus=total_gpus)
         assign = spec.get("assign", "table")
-        if assign == "uniform":
-            trace = reassign_workloads(trace, workloads, seed)
+        if assign in ("uniform", "gpu_time"):
+            trace = reassign_workloads(trace, workloads, seed, assign, workload_cost)
         elif assign != "table":
-            raise ValueError(f"trace spec: assign={assign!r}; expected 'table' or 'uniform'")
+            raise ValueError(f"trace spec: assign={assign!r}; expected 'table', 'uniform' or 'gpu_time'")
         return scale_load(trace, load)
     if source == "poisson":
         _check_keys(spec, POISSON_KEYS)
