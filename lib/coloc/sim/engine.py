@@ -187,7 +187,7 @@ class Simulator:
             job.factor, job.colocated = factor, shared
             job.rate = job.speed * factor
             job.version += 1
-            self._push(self.now + job.remaining / job.rate, COMPLETION, job, job.version)
+            self._push(self.now + max(job.remaining, 0.0) / job.rate, COMPLETION, job, job.version)
 
     def _push(self, when: float, kind: int, job: Job | None, version: int) -> None:
         self._seq += 1

@@ -113,7 +113,7 @@ def _canonical(rows: pd.DataFrame) -> pd.DataFrame:
     swap = rows["workload_a"] > rows["workload_b"]
     for left, right in (("workload_a", "workload_b"), ("pred_norm_a", "pred_norm_b"), ("pred_std_a", "pred_std_b")):
         if left in rows.columns:
-            rows.loc[swap, [left, right]] = rows.loc[swap, [right, left]].to_numpy()
+            rows.loc[swap, [left, right]] = rows.loc[swap, [right, left]].to_numpy(copy=True)
     values = [c for c in ("pred_norm_a", "pred_norm_b", "pred_std_a", "pred_std_b") if c in rows.columns]
     return rows.groupby(["device", "workload_a", "workload_b"], as_index=False)[values].mean()
 
