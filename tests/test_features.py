@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from coloc import features, workloads
+from coloc import features
 
 torch.set_num_threads(1)
 
@@ -127,7 +127,7 @@ def test_big_batches_need_no_memory():
 
 
 def test_workloads_table_contract():
-    names = ["squeezenet-cifar10-b64", "a3c-pong-b4", "squeezenet-cifar10-b32"]
+    names = ["squeezenet-cifar10-b128", "a3c-pong-b4", "squeezenet-cifar10-b32"]
     table = features.workloads_table(names)
     assert list(table["workload"]) == sorted(names)
     assert list(table.columns[:5]) == ["workload", "family", "dataset", "task", "batch_size"]

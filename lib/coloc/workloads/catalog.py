@@ -8,7 +8,7 @@ from typing import Callable
 from . import gavel, multibranch, resnets, sequence, vision
 from .recipe import Recipe, image_classification
 
-CIFAR_BATCHES = (32, 64, 128, 256, 512)
+CIFAR_BATCHES = (32, 128, 512)
 IMAGENET_BATCHES = (16, 32, 64)
 CIFAR_WD, IMAGENET_WD = 5e-4, 1e-4
 

@@ -142,7 +142,9 @@ def inception_d(cin: int) -> Branches:
 
 
 def inception_e(cin: int) -> Branches:
-    split = lambda c: Branches(_c(c, 384, (1, 3)), _c(c, 384, (3, 1)))  # noqa: E731
+    def split(c):
+        return Branches(_c(c, 384, (1, 3)), _c(c, 384, (3, 1)))
+
     return Branches(_c(cin, 320, 1),
                     _seq(_c(cin, 384, 1), split(384)),
                     _seq(_c(cin, 448, 1), _c(448, 384, 3), split(384)),

@@ -98,7 +98,10 @@ class Fire(nn.Module):
 def squeezenet(classes: int, small: bool) -> nn.Sequential:
     """SqueezeNet 1.0; CIFAR: 3x3 stride-1 first convolution."""
     first = nn.Conv2d(3, 96, 3, 1, 1) if small else nn.Conv2d(3, 96, 7, 2)
-    pool = lambda: nn.MaxPool2d(3, 2, ceil_mode=True)  # noqa: E731
+
+    def pool():
+        return nn.MaxPool2d(3, 2, ceil_mode=True)
+
     return nn.Sequential(
         first, nn.ReLU(inplace=True), pool(),
         Fire(96, 16, 64, 64), Fire(128, 16, 64, 64), Fire(128, 32, 128, 128), pool(),
