@@ -80,7 +80,7 @@ class PairModel(Predictor):
 
 @register
 class LinearPairs(PairModel):
-    """Ridge regression (alpha 1e-3 by default) on standardized pair features; NaN inputs become the mean."""
+    """Ridge regression (alpha 1e-3 by default) on standardized pair features; NaN inputs become the training mean."""
 
     name = "linear"
 
@@ -89,11 +89,18 @@ class LinearPairs(PairModel):
         self.alpha = alpha
 
     def _fit_xy(self, x, y):
-        self.scaler_ = StandardScaler().fit(x.to_numpy(float))
+        values = x.to_numpy(float)
+        seen = np.isfinite(values).any(axis=0)
+        self.fill_ = np.where(seen, np.nanmean(np.where(seen, values, 0.0), axis=0), 0.0)
+        self.scaler_ = StandardScaler().fit(self._filled(x))
         self.model_ = Ridge(alpha=self.alpha).fit(self._scaled(x), y)
 
+    def _filled(self, x):
+        values = x.to_numpy(float)
+        return np.where(np.isfinite(values), values, self.fill_)
+
     def _scaled(self, x):
-        return np.nan_to_num(self.scaler_.transform(x.to_numpy(float)), nan=0.0)
+        return self.scaler_.transform(self._filled(x))
 
     def _predict_x(self, x, index):
         return result(index, np.clip(self.model_.predict(self._scaled(x)), 0.01, 2.0))

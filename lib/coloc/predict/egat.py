@@ -35,6 +35,7 @@ from coloc.predict.base import InsufficientData, Predictor, Tables, pair_queries
 from coloc.predict.baselines import LightGBMPairs
 from coloc.predict.inputs import graph_columns, job_frame, lookup
 from coloc.predict.protocols import derived_seed
+from coloc.datasets import family_of
 from coloc.devices import ISACPP_FEATURES
 
 EDGE_CHOICES = ("lgbm", "constant")
@@ -133,11 +134,14 @@ class EdgeModel:
     folds of the training pairs (K-fold), so no edge carries its own pair's label.
     """
 
-    def __init__(self, seed: int, k: int = 5):
-        self.seed, self.k = seed, k
+    def __init__(self, seed: int, k: int = 5, **params):
+        self.seed, self.k, self.params = seed, k, params
+
+    def _model(self) -> LightGBMPairs:
+        return LightGBMPairs(seed=self.seed, spread=False, **self.params)
 
     def fit(self, train: Tables) -> "EdgeModel":
-        self.full_ = LightGBMPairs(seed=self.seed, spread=False).fit(train)
+        self.full_ = self._model().fit(train)
         return self
 
     def predict(self, context: Tables, device, dst, src) -> np.ndarray:
@@ -154,7 +158,7 @@ class EdgeModel:
         out = {}
         for part in np.array_split(order, k):
             rest = Tables(train.workloads, train.solo, pairs.drop(index=part), train.devices)
-            model = LightGBMPairs(seed=self.seed, spread=False).fit(rest)
+            model = self._model().fit(rest)
             held = pairs.loc[part]
             queries = pair_queries(held)
             values = slowdown(model.predict(queries, train)["pred_norm"])
@@ -174,13 +178,15 @@ class EGGAT(Predictor):
 
     def __init__(self, seed: int = 0, hidden: int = 512, heads: int = 3, layers: int = 2,
                  edge: str = "lgbm", lr: float = 1e-3, batch_size: int = 64, max_epochs: int = 200,
-                 patience: int = 20, val_fraction: float = 0.15, solo_feature: bool = False):
+                 patience: int = 20, val_fraction: float = 0.15, solo_feature: bool = False,
+                 clip_inputs: bool = True, edge_params: dict | None = None):
         super().__init__(seed)
         if edge not in EDGE_CHOICES:
             raise ValueError(f"egat: edge {edge!r}; expected one of {EDGE_CHOICES}")
         self.hidden, self.heads, self.layers, self.edge = hidden, heads, layers, edge
         self.lr, self.batch_size, self.max_epochs, self.patience = lr, batch_size, max_epochs, patience
-        self.val_fraction, self.solo_feature = val_fraction, solo_feature
+        self.val_fraction, self.solo_feature, self.clip_inputs = val_fraction, solo_feature, clip_inputs
+        self.edge_params = edge_params or {}
 
     # -- node features
     def _raw_nodes(self, tables: Tables) -> pd.DataFrame:
@@ -191,6 +197,8 @@ class EGGAT(Predictor):
     def _nodes(self, tables: Tables) -> pd.DataFrame:
         raw = self._raw_nodes(tables)
         scaled = (raw - self.min_) / self.span_
+        if self.clip_inputs:  # a job or device outside the training range sits at its edge
+            scaled = scaled.clip(0.0, 1.0)
         return scaled.fillna(0.0)
 
     # -- edges
@@ -211,19 +219,35 @@ class EGGAT(Predictor):
         self.span_ = span.where(span > 0, 1.0)
         known = None
         if self.edge == "lgbm":
-            self.edges_ = EdgeModel(self.seed).fit(train)
+            self.edges_ = EdgeModel(self.seed, **self.edge_params).fit(train)
             known = self.edges_.training_edges(train)
         sets = [(d, (a, b)) for d, a, b in pairs[["device", "workload_a", "workload_b"]].itertuples(index=False)]
         x, e, adj, mask = set_graphs(sets, self._nodes(train), self._edge_fn(train, known))
         y = torch.tensor(pairs[["norm_a", "norm_b"]].to_numpy(np.float32))
-        self.net_, self.epochs_ = self._train(x, e, adj, y)
+        fit, val = self._split(pairs)
+        self.net_, self.epochs_ = self._train(x, e, adj, y, fit, val)
         return self
 
-    def _train(self, x, e, adj, y):
+    def _split(self, pairs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """Training and validation graphs: a random fraction, or (``validation_groups``) every
+        pair touching one family / on one device, as the protocol's test fold is carved."""
         rng = np.random.default_rng(derived_seed(self.seed, "egat-split"))
-        order = rng.permutation(len(y))
-        n_val = max(1, int(round(self.val_fraction * len(y))))
-        val, fit = order[:n_val], order[n_val:]
+        if self.validation_groups in ("family", "device"):
+            if self.validation_groups == "family":
+                fa, fb = pairs["workload_a"].map(family_of), pairs["workload_b"].map(family_of)
+                held = rng.choice(sorted(set(fa) | set(fb)))
+                val_mask, drop = (fa == held) | (fb == held), np.zeros(len(pairs), bool)
+            else:
+                held = rng.choice(sorted(pairs["device"].unique()))
+                val_mask, drop = pairs["device"] == held, np.zeros(len(pairs), bool)
+            val, fit = np.flatnonzero(val_mask & ~drop), np.flatnonzero(~val_mask)
+            if len(val) and len(fit):
+                return fit, val
+        order = rng.permutation(len(pairs))
+        n_val = min(max(1, int(round(self.val_fraction * len(pairs)))), len(pairs) - 1)
+        return order[n_val:], order[:n_val]
+
+    def _train(self, x, e, adj, y, fit, val):
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(derived_seed(self.seed, "egat-init") % 2**63)
             net = EGGATNet(x.shape[-1], self.hidden, self.heads, self.layers)

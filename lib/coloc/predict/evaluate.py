@@ -4,7 +4,8 @@ Each (seed, fold) is one task: every predictor is fitted on the fold's training 
 and predicts its test pairs; tasks run in ``workers`` processes (spawned, one torch and
 LightGBM thread each). A predictor that cannot be fitted on a fold (too little data) is
 skipped and listed with the reason. A predictor's options may hold ``seeds`` (a subset of
-the run's seeds it runs with, for expensive models) and ``base`` (its registry entry).
+the run's seeds it runs with, for expensive models), ``protocols`` (the protocols it runs
+under) and ``base`` (its registry entry).
 
 The output holds one row per feasible unordered pair per predictor per seed. Under
 ``lofo`` a pair of two families is in two test folds; each job's prediction is taken from
@@ -28,12 +29,17 @@ from coloc.datasets import family_of
 from coloc.predict.base import InsufficientData, Tables, make_predictor, predict_pairs
 from coloc.predict.horus import UtilizationModel, util_labels
 from coloc.predict.metrics import METRICS, rmsle, score_table, scores
-from coloc.predict.protocols import Fold, folds, util_folds
+from coloc.predict.protocols import Fold, ProtocolSkipped, folds, util_folds
 
 PRED_COLUMNS = ["device", "workload_a", "workload_b", "predictor", "seed", "fold", "held_out",
                 "norm_a", "norm_b", "pred_norm_a", "pred_norm_b", "pred_std_a", "pred_std_b"]
 UTIL_COLUMNS = ["device", "workload", "predictor", "seed", "fold", "held_out", "util", "pred_util",
                 "util_source"]
+
+
+# How a predictor that early-stops or tunes should carve its validation split from the
+# training fold, by protocol: like the test fold (a held-out family / device), or at random.
+VALIDATION_GROUPS = {"random5": None, "lofo": "family", "xdevice": "device"}
 
 
 @dataclass
@@ -45,24 +51,30 @@ class Evaluation:
     utilization: pd.DataFrame
     skipped: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    timings: pd.DataFrame = field(default_factory=pd.DataFrame)  # predictor, seed, fold, fit_s, predict_s (CPU s)
 
 
-def _fold_task(fold: Fold, tables: Tables, seed: int, predictors: dict) -> tuple[list, list]:
+def _fold_task(fold: Fold, tables: Tables, seed: int, predictors: dict) -> tuple[list, list, list]:
     torch.set_num_threads(1)
-    frames, skipped = [], []
+    frames, skipped, timings = [], [], []
     for name, options in predictors.items():
         options = dict(options)
-        if seed not in options.pop("seeds", [seed]):
+        if seed not in options.pop("seeds", [seed]) or fold.protocol not in options.pop("protocols", [fold.protocol]):
             continue
         predictor = make_predictor(name, seed, **options)
+        predictor.validation_groups = VALIDATION_GROUPS[fold.protocol]
+        start = time.process_time()
         try:
             predictor.fit(fold.train)
         except InsufficientData as err:
             skipped.append(f"{fold.protocol} seed {seed} fold {fold.held_out}: {name} skipped ({err})")
             continue
+        fitted = time.process_time()
         pred = predict_pairs(predictor, fold.test, tables)
         frames.append(pred.assign(predictor=name, seed=seed, fold=fold.fold, held_out=fold.held_out))
-    return frames, skipped
+        timings.append({"predictor": name, "seed": seed, "fold": fold.fold, "fit_s": fitted - start,
+                        "predict_s": time.process_time() - fitted})
+    return frames, skipped, timings
 
 
 def evaluate(tables: Tables, protocol: str, predictors: dict, seeds, k: int = 5, workers: int = 1,
@@ -73,33 +85,43 @@ def evaluate(tables: Tables, protocol: str, predictors: dict, seeds, k: int = 5,
     """
     start = time.perf_counter()
     tasks = [(fold, seed) for seed in seeds for fold in folds(tables, protocol, seed, k)]
-    frames, skipped = [], []
+    frames, skipped, timings = [], [], []
     bar = tqdm(total=len(tasks), desc=f"{protocol}: folds", disable=not progress)
     if workers > 1 and len(tasks) > 1:
         with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
             futures = [pool.submit(_fold_task, fold, tables, seed, predictors) for fold, seed in tasks]
             for future in futures:
-                f, s = future.result()
-                frames += f
-                skipped += s
+                f, s, t = future.result()
+                frames, skipped, timings = frames + f, skipped + s, timings + t
                 bar.update()
     else:
         for fold, seed in tasks:
-            f, s = _fold_task(fold, tables, seed, predictors)
-            frames += f
-            skipped += s
+            f, s, t = _fold_task(fold, tables, seed, predictors)
+            frames, skipped, timings = frames + f, skipped + s, timings + t
             bar.update()
     bar.close()
     predictions = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=PRED_COLUMNS)
     if protocol == "lofo" and frames:
+        keys = ["predictor", "seed", "device", "workload_a", "workload_b"]
+        expected = predictions.drop_duplicates(keys).groupby("predictor").size()
         predictions = own_family_predictions(predictions)
+        kept = predictions.groupby("predictor").size().reindex(expected.index, fill_value=0)
+        for name in expected.index[kept < expected]:
+            skipped.append(f"lofo: {name}: {expected[name] - kept[name]} pairs dropped (a job's own-family fold "
+                           f"was skipped)")
     predictions = predictions[PRED_COLUMNS].reset_index(drop=True)
-    utilization = utilization_oof(tables, protocol, seeds, k) if "horus" in predictors else pd.DataFrame(columns=UTIL_COLUMNS)
-    return Evaluation(protocol, predictions, utilization, skipped, time.perf_counter() - start)
+    horus = predictors.get("horus")
+    utilization = (utilization_oof(tables, protocol, seeds, k, skipped, **horus.get("util_params", {}))
+                   if horus is not None
+                   else pd.DataFrame(columns=UTIL_COLUMNS))
+    return Evaluation(protocol, predictions, utilization, skipped, time.perf_counter() - start, pd.DataFrame(timings))
 
 
 def own_family_predictions(predictions: pd.DataFrame) -> pd.DataFrame:
-    """LOFO: one row per pair, each job predicted in the fold that held out its own family."""
+    """LOFO: one row per pair, each job predicted in the fold that held out its own family.
+
+    A pair whose second family's fold has no prediction (the predictor was skipped there) is dropped.
+    """
     fam_a = predictions["workload_a"].map(family_of)
     fam_b = predictions["workload_b"].map(family_of)
     keys = ["predictor", "seed", "device", "workload_a", "workload_b"]
@@ -107,24 +129,36 @@ def own_family_predictions(predictions: pd.DataFrame) -> pd.DataFrame:
     side_b = predictions[predictions["held_out"] == fam_b][keys + ["fold", "pred_norm_b", "pred_std_b"]]
     merged = side_a.drop(columns=["pred_norm_b", "pred_std_b"]).merge(
         side_b, on=keys, how="inner", suffixes=("", "_b"), validate="one_to_one")
-    if len(merged) != len(side_a):
-        raise RuntimeError(f"lofo: {len(side_a) - len(merged)} pairs lack the fold of their second family")
-    two = fam_a[side_a.index].to_numpy() != predictions.loc[side_a.index, "workload_b"].map(family_of).to_numpy()
+    two = merged["workload_a"].map(family_of) != merged["workload_b"].map(family_of)
     merged["held_out"] = np.where(two, merged["held_out"] + "," + merged["workload_b"].map(family_of), merged["held_out"])
     return merged.drop(columns=["fold_b"])
 
 
-def utilization_oof(tables: Tables, protocol: str, seeds, k: int = 5) -> pd.DataFrame:
-    """Horus's out-of-fold predicted solo utilization (see :func:`coloc.predict.protocols.util_folds`)."""
+def utilization_oof(tables: Tables, protocol: str, seeds, k: int = 5, notes: list | None = None,
+                    **params) -> pd.DataFrame:
+    """Horus's out-of-fold predicted solo utilization (see :func:`coloc.predict.protocols.util_folds`).
+
+    A fold whose training rows are too few is left out, with a line in ``notes``.
+    """
     rows = []
-    for seed in seeds:
-        for fold in util_folds(tables, protocol, seed, k):
-            model = UtilizationModel(seed).fit(fold.train)
-            test = Tables(tables.workloads, fold.test, tables.pairs.iloc[:0], tables.devices)
-            labels = util_labels(test)
-            labels["pred_util"] = model.predict(labels["device"], labels["workload"], tables)
-            rows.append(labels.assign(predictor="horus", seed=seed, fold=fold.fold, held_out=fold.held_out))
-    return pd.concat(rows, ignore_index=True)[UTIL_COLUMNS]
+    try:
+        all_folds = [(seed, fold) for seed in seeds for fold in util_folds(tables, protocol, seed, k)]
+    except ProtocolSkipped as err:
+        all_folds = []
+        if notes is not None:
+            notes.append(f"{protocol}: utilization skipped ({err})")
+    for seed, fold in all_folds:
+        try:
+            model = UtilizationModel(seed, **params).fit(fold.train)
+        except InsufficientData as err:
+            if notes is not None:
+                notes.append(f"{protocol} seed {seed} utilization fold {fold.held_out}: skipped ({err})")
+            continue
+        test = Tables(tables.workloads, fold.test, tables.pairs.iloc[:0], tables.devices)
+        labels = util_labels(test)
+        labels["pred_util"] = model.predict(labels["device"], labels["workload"], tables)
+        rows.append(labels.assign(predictor="horus", seed=seed, fold=fold.fold, held_out=fold.held_out))
+    return pd.concat(rows, ignore_index=True)[UTIL_COLUMNS] if rows else pd.DataFrame(columns=UTIL_COLUMNS)
 
 
 def scores_of(evaluation: Evaluation) -> pd.DataFrame:

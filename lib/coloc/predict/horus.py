@@ -1,10 +1,10 @@
 """Horus (Yeung et al., TPDS 2022): utilization predicted from graph features, then interference.
 
 1. A LightGBM model predicts each job's solo GPU utilization from its computation-graph
-   features and the device's specs. The label is the measured ``gpu_util`` of the solo
-   table where present (fraction, or percent when above 1.5); otherwise (Gavel's data)
-   the achieved compute utilization = solo iterations/s x training-step FLOPs / the
-   device's peak FP32 FLOP/s, clipped to [0, 1].
+   features and the device's specs. The label is the measured utilization of the solo
+   table where present (``gpu_util``; on a CPU device ``cpu_util``); otherwise (Gavel's
+   data) the achieved compute utilization = solo iterations/s x training-step FLOPs / the
+   device's peak FP32 FLOP/s, clipped to [0, 1] (see :func:`util_labels`).
 2. Horus's premise is that interference grows with the co-located jobs' summed
    utilization. The mapping from (the job's predicted utilization, its co-runners' summed
    predicted utilization) to normalized throughput is fitted on the training pairs, as
@@ -28,15 +28,25 @@ MEASURED_UTIL = "gpu_util"
 
 
 def util_labels(tables: Tables) -> pd.DataFrame:
-    """device, workload, util (in [0, 1]) and util_source ('measured' or 'achieved') per solo row."""
+    """device, workload, util (in [0, 1]) and util_source per solo row.
+
+    ``measured``: the solo table's ``gpu_util`` where finite, or on a CPU device its
+    ``cpu_util`` (both in percent when their maximum exceeds 1.5). ``achieved``: solo
+    iterations/s x flops_step / peak FLOP/s otherwise. Clipped to [0, 1].
+    """
     frame = job_frame(tables).reset_index()
     util = frame["util"].clip(0, 1)
     source = pd.Series("achieved", index=frame.index)
-    if MEASURED_UTIL in tables.solo.columns:
-        measured = tables.solo.set_index(["device", "workload"])[MEASURED_UTIL].astype(float)
+    kinds = tables.devices.set_index("name")["kind"] if "kind" in tables.devices.columns else pd.Series(dtype=str)
+    is_cpu = frame["device"].map(kinds).eq("cpu").to_numpy()
+    for column, where in ((MEASURED_UTIL, np.ones(len(frame), bool)), ("cpu_util", is_cpu)):
+        if column not in tables.solo.columns:
+            continue
+        measured = tables.solo.set_index(["device", "workload"])[column].astype(float)
         measured = measured.reindex(pd.MultiIndex.from_frame(frame[["device", "workload"]])).to_numpy()
-        measured = np.where(np.nanmax(np.append(measured, 0)) > 1.5, measured / 100, measured)
-        have = np.isfinite(measured)
+        if np.isfinite(measured).any() and np.nanmax(measured) > 1.5:
+            measured = measured / 100
+        have = np.isfinite(measured) & where & (source == "achieved").to_numpy()
         util = util.where(~have, np.clip(measured, 0, 1))
         source[have] = "measured"
     return pd.DataFrame({"device": frame["device"], "workload": frame["workload"], "util": util,
@@ -113,8 +123,8 @@ class Horus(Predictor):
         self.util_model_ = UtilizationModel(self.seed, **self.util_params).fit(train)
         utils = cross_fitted_util(train, self.seed, **self.util_params).set_index(["device", "workload"])
         x = self._mapping_inputs(labels, utils["pred_util"])
-        params = lgbm_params(self.seed, n_estimators=200, num_leaves=7, min_child_samples=20,
-                             monotone_constraints=[0, -1], **self.map_params)
+        params = lgbm_params(self.seed, **(dict(n_estimators=200, num_leaves=7, min_child_samples=20,
+                                                monotone_constraints=[0, -1]) | self.map_params))
         if len(labels) < 50:
             params |= dict(min_child_samples=1, num_leaves=3, subsample=1.0, min_child_weight=0)
         self.mapping_ = lgb.LGBMRegressor(**params).fit(x, labels["norm"].to_numpy(float))

@@ -1,0 +1,191 @@
+"""Predictors on a real slice of Gavel's data (8 job types of 4 families, 3 GPUs) with real graph features.
+
+Covers the interface, determinism, the no-leakage guarantees (held-out labels, E-GGAT edges,
+encodings), Horus's utilization label, the evaluation outputs and tiny profiled-like data.
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from coloc import features
+from coloc.datasets import family_of, load_gavel
+from coloc.devices import device_table
+from coloc.predict import REGISTRY, Tables, make_predictor, make_queries, predict_pairs
+from coloc.predict.base import pair_labels
+from coloc.predict.egat import EdgeModel
+from coloc.predict.encodings import cross_fitted
+from coloc.predict.evaluate import PRED_COLUMNS, UTIL_COLUMNS, evaluate, utilization_scores
+from coloc.predict.horus import util_labels
+from coloc.predict.protocols import folds
+from coloc.predict.run import run_stage, write_predictions
+
+NAMES = ["resnet18-cifar10-b32", "resnet18-cifar10-b128", "lm-wikitext2-b10", "lm-wikitext2-b40",
+         "recommendation-ml20m-b1024", "recommendation-ml20m-b4096", "transformer-multi30k-b32",
+         "transformer-multi30k-b128"]
+SMALL = {  # every predictor, small enough for unit tests
+    "none": {}, "mean": {}, "linear": {}, "lgbm": {"n_estimators": 60}, "lgbm-enc": {"n_estimators": 60},
+    "horus": {"util_params": {"n_estimators": 60}, "map_params": {"n_estimators": 40}},
+    "egat": {"hidden": 16, "layers": 2, "max_epochs": 4, "patience": 2, "edge_params": {"n_estimators": 30}},
+    "egat-const": {"hidden": 16, "layers": 1, "max_epochs": 4, "patience": 2},
+}
+
+
+@pytest.fixture(scope="module")
+def gavel(mirror) -> Tables:
+    torch.set_num_threads(1)
+    solo, pairs = load_gavel(mirror / "gavel" / "simulation_throughputs.json")
+    solo = solo[solo["workload"].isin(NAMES)].reset_index(drop=True)
+    pairs = pairs[pairs["workload_a"].isin(NAMES) & pairs["workload_b"].isin(NAMES)].reset_index(drop=True)
+    return Tables(features.workloads_table(NAMES), solo, pairs, device_table(["k80", "p100", "v100"]))
+
+
+def test_every_registered_predictor_is_tested():
+    assert set(SMALL) == set(REGISTRY)
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_predictor_predicts_pairs_and_larger_sets(gavel, name):
+    fold = folds(gavel, "random5", seed=0)[0]
+    predictor = make_predictor(name, seed=0, **SMALL[name]).fit(fold.train)
+    out = predict_pairs(predictor, fold.test, gavel)
+    assert len(out) == len(fold.test)
+    assert np.isfinite(out[["pred_norm_a", "pred_norm_b"]].to_numpy()).all()
+    assert np.isfinite(out["pred_std_a"]).all() == predictor.has_spread
+    trio = make_queries(["v100"], ["lm-wikitext2-b10"], [("resnet18-cifar10-b32", "transformer-multi30k-b32")])
+    assert np.isfinite(predictor.predict(trio, gavel)["pred_norm"]).all()
+
+
+def test_pair_prediction_sides_match_direct_queries(gavel):
+    fold = folds(gavel, "random5", seed=0)[1]
+    model = make_predictor("lgbm", 0, **SMALL["lgbm"]).fit(fold.train)
+    out = predict_pairs(model, fold.test.head(4), gavel)
+    row = out.iloc[1]
+    direct = model.predict(make_queries([row.device] * 2, [row.workload_a, row.workload_b],
+                                        [(row.workload_b,), (row.workload_a,)]), gavel)["pred_norm"]
+    assert direct.tolist() == pytest.approx([row.pred_norm_a, row.pred_norm_b])
+
+
+def test_learned_predictors_beat_the_training_mean_under_random_folds(gavel):
+    ev = evaluate(gavel, "random5", {n: SMALL[n] for n in ("mean", "lgbm", "lgbm-enc")}, seeds=[0], progress=False)
+    pred = ev.predictions
+    mape = {name: (100 * (part[["pred_norm_a", "pred_norm_b"]].to_numpy() - part[["norm_a", "norm_b"]].to_numpy())
+                   .__abs__() / part[["norm_a", "norm_b"]].to_numpy()).mean() for name, part in pred.groupby("predictor")}
+    assert mape["lgbm"] < 0.8 * mape["mean"] and mape["lgbm-enc"] < 0.8 * mape["mean"]
+
+
+@pytest.mark.parametrize("name", ["lgbm", "horus", "egat"])
+def test_same_seed_same_predictions(gavel, name):
+    fold = folds(gavel, "random5", seed=0)[2]
+    runs = [predict_pairs(make_predictor(name, 7, **SMALL[name]).fit(fold.train), fold.test, gavel) for _ in range(2)]
+    assert runs[0]["pred_norm_a"].tolist() == runs[1]["pred_norm_a"].tolist()
+
+
+def shuffled_labels(pairs: pd.DataFrame, which: pd.Series, seed: int) -> pd.DataFrame:
+    """``pairs`` with the labels (throughputs and norms) of the ``which`` rows permuted among them."""
+    out = pairs.copy()
+    rows = np.flatnonzero(which.to_numpy() & out["feasible"].to_numpy())
+    perm = np.random.default_rng(seed).permutation(rows)
+    for col in ("tput_a", "tput_b", "norm_a", "norm_b"):
+        out.loc[out.index[rows], col] = out[col].to_numpy()[perm]
+    return out
+
+
+def test_no_leakage_held_out_family_labels_cannot_reach_its_predictions(gavel):
+    """Shuffling the held-out family's pair labels changes nothing; shuffling training labels does."""
+    family = "lm"
+    touches = (gavel.pairs["workload_a"].map(family_of) == family) | (gavel.pairs["workload_b"].map(family_of) == family)
+    held = Tables(gavel.workloads, gavel.solo, shuffled_labels(gavel.pairs, touches, 1), gavel.devices)
+    trained = Tables(gavel.workloads, gavel.solo, shuffled_labels(gavel.pairs, ~touches, 1), gavel.devices)
+    assert not held.pairs["norm_a"].equals(gavel.pairs["norm_a"])
+
+    def fold_predictions(tables, name):
+        fold = next(f for f in folds(tables, "lofo") if f.held_out == family)
+        assert family not in set(fold.train.workloads["family"]) | set(fold.train.solo["workload"].map(family_of))
+        predictor = make_predictor(name, 0, **SMALL[name])
+        predictor.validation_groups = "family"
+        return predict_pairs(predictor.fit(fold.train), fold.test, gavel)[["pred_norm_a", "pred_norm_b"]].to_numpy()
+
+    for name in ("mean", "lgbm", "lgbm-enc", "horus", "egat"):
+        base = fold_predictions(gavel, name)
+        np.testing.assert_array_equal(fold_predictions(held, name), base, err_msg=name)
+        assert not np.array_equal(fold_predictions(trained, name), base), name
+
+
+def test_egat_edges_of_training_pairs_never_carry_their_own_label(gavel):
+    fold = folds(gavel, "random5", seed=0)[0]
+    edges = EdgeModel(seed=0, n_estimators=30).training_edges(fold.train)
+    pairs = fold.train.pairs
+    target = pairs[pairs["feasible"]].index[5]
+    changed = pairs.copy()
+    changed.loc[target, ["norm_a", "norm_b"]] = [0.01, 0.99]
+    train2 = Tables(fold.train.workloads, fold.train.solo, changed, fold.train.devices)
+    edges2 = EdgeModel(seed=0, n_estimators=30).training_edges(train2)
+    d, a, b = pairs.loc[target, ["device", "workload_a", "workload_b"]]
+    assert edges2[(d, a, b)] == edges[(d, a, b)] and edges2[(d, b, a)] == edges[(d, b, a)]
+    assert any(edges2[k] != edges[k] for k in edges)  # other pairs' edges do use that label
+
+
+def test_encodings_of_a_training_row_never_contain_its_label(gavel):
+    pairs = gavel.pairs
+    labels = pair_labels(pairs)
+    enc = cross_fitted(labels, pairs, seed=0)
+    changed = pairs.copy()
+    i = int(np.flatnonzero(pairs["feasible"])[3])
+    changed.loc[i, "norm_a"] = 5.0
+    enc2 = cross_fitted(pair_labels(changed), changed, seed=0)
+    j = 3  # the 4th feasible pair: rows 3 and 3 + n of the directed labels
+    n = int(pairs["feasible"].sum())
+    pd.testing.assert_series_equal(enc.iloc[j], enc2.iloc[j], check_names=False)
+    pd.testing.assert_series_equal(enc.iloc[j + n], enc2.iloc[j + n], check_names=False)
+    assert not enc.equals(enc2)
+
+
+def test_horus_label_is_achieved_utilization_unless_measured(gavel):
+    labels = util_labels(gavel).set_index(["device", "workload"])
+    row = gavel.solo.iloc[0]
+    flops = gavel.workloads.set_index("workload").loc[row.workload, "flops_step"]
+    peak = gavel.devices.set_index("name").loc[row.device, "peak_flops"]
+    assert labels.loc[(row.device, row.workload), "util"] == pytest.approx(min(row.throughput * flops / peak, 1))
+    assert set(labels["util_source"]) == {"achieved"}
+    measured = gavel.solo.assign(gpu_util=np.where(gavel.solo.index == 0, 55.0, np.nan))
+    labels = util_labels(Tables(gavel.workloads, measured, gavel.pairs, gavel.devices)).set_index(["device", "workload"])
+    assert labels.loc[(row.device, row.workload), "util"] == pytest.approx(0.55)
+    assert (labels["util_source"] == "measured").sum() == 1
+
+
+def test_evaluation_outputs_follow_the_contracts(gavel):
+    models = {n: SMALL[n] for n in ("mean", "lgbm", "horus")}
+    n_feasible = int(gavel.pairs["feasible"].sum())
+    for protocol in ("random5", "lofo", "xdevice"):
+        ev = evaluate(gavel, protocol, models, seeds=[0, 1], progress=False)
+        pred = ev.predictions
+        assert list(pred.columns) == PRED_COLUMNS
+        assert len(pred) == n_feasible * 3 * 2, protocol  # one row per feasible pair, predictor, seed
+        assert not pred.duplicated(["predictor", "seed", "device", "workload_a", "workload_b"]).any()
+        assert pred["pred_std_a"].notna().eq(pred["predictor"] == "lgbm").all()
+        util = ev.utilization
+        assert list(util.columns) == UTIL_COLUMNS and len(util) == len(gavel.solo) * 2
+        assert util["pred_util"].between(0, 1).all()
+        scores = utilization_scores(util, protocol)
+        assert (scores["RMSLE"] >= 0).all()
+    lofo = evaluate(gavel, "lofo", {"mean": {}}, seeds=[0], progress=False).predictions
+    cross = lofo[lofo["workload_a"].map(family_of) != lofo["workload_b"].map(family_of)]
+    assert cross["held_out"].str.contains(",").all()
+
+
+def test_tiny_profiled_data_runs_and_skips_what_does_not_apply(gavel, tmp_path):
+    names = ["lm-wikitext2-b10", "recommendation-ml20m-b1024"]
+    cpu = "cpu:Test CPU x2"
+    solo = gavel.solo[(gavel.solo["device"] == "k80") & gavel.solo["workload"].isin(names)].assign(device=cpu)
+    pairs = gavel.pairs[(gavel.pairs["device"] == "k80") & gavel.pairs["workload_a"].isin(names)
+                        & gavel.pairs["workload_b"].isin(names)].assign(device=cpu)
+    tables = Tables(gavel.workloads[gavel.workloads["workload"].isin(names)], solo, pairs, device_table([cpu]))
+    result = run_stage(tables, "profiled", ["random5", "lofo", "xdevice"], SMALL, seeds=[0], progress=False)
+    assert "xdevice" in result.skipped and "need at least 2" in result.skipped["xdevice"]
+    assert not result.evaluations["random5"].predictions.empty
+    assert any("skipped" in note for note in result.notes())  # too little data for some fits
+    written = write_predictions(result, tmp_path, ["random5", "lofo", "xdevice"])
+    assert len(written) == 6 and all(p.exists() for p in written)
+    assert pd.read_parquet(tmp_path / "predictions_xdevice.parquet").columns.tolist() == PRED_COLUMNS

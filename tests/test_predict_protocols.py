@@ -1,0 +1,139 @@
+"""Cross-validation protocols and error metrics (no model fitting: fast)."""
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from coloc.datasets import family_of
+from coloc.devices import device_table
+from coloc.predict.base import Tables, pair_labels, pair_queries
+from coloc.predict.metrics import directed, rmsle, score_table, scores
+from coloc.predict.protocols import ProtocolSkipped, derived_seed, folds, util_folds
+
+WORKLOADS = ["aa-x-b8", "aa-x-b16", "bb-y-b4", "bb-y-b8", "cc-z-b2"]
+DEVICES = ["k80", "v100"]
+
+
+def synthetic_tables(devices=DEVICES, names=WORKLOADS, infeasible=("bb-y-b8", "cc-z-b2")) -> Tables:
+    """Made-up tables with the contracts' columns (for protocol mechanics only)."""
+    rng = np.random.default_rng(0)
+    workloads = pd.DataFrame({"workload": names, "family": [family_of(w) for w in names],
+                              "batch_size": [int(w.rsplit("-b", 1)[1]) for w in names],
+                              "flops_step": rng.uniform(1e9, 1e11, len(names))})
+    solo = pd.DataFrame([{"device": d, "workload": w, "throughput": rng.uniform(1, 10)} for d in devices for w in names])
+    rows = []
+    for d in devices:
+        for a, b in itertools.combinations_with_replacement(names, 2):
+            feasible = (a, b) != infeasible
+            na, nb = (rng.uniform(0.3, 1), rng.uniform(0.3, 1)) if feasible else (np.nan, np.nan)
+            rows.append({"device": d, "workload_a": a, "workload_b": b, "tput_a": 1.0, "tput_b": 1.0,
+                         "norm_a": na, "norm_b": nb, "feasible": feasible})
+    return Tables(workloads, solo, pd.DataFrame(rows), device_table(devices))
+
+
+def pair_keys(frame):
+    return set(zip(frame["device"], frame["workload_a"], frame["workload_b"]))
+
+
+def test_random_folds_partition_the_feasible_pairs():
+    tables = synthetic_tables()
+    feasible = pair_keys(tables.pairs[tables.pairs["feasible"]])
+    fs = folds(tables, "random5", seed=3)
+    assert len(fs) == 5
+    tests = [pair_keys(f.test) for f in fs]
+    assert set().union(*tests) == feasible and sum(map(len, tests)) == len(feasible)
+    for f in fs:
+        assert not pair_keys(f.train.pairs) & pair_keys(f.test)
+        assert f.test["feasible"].all()
+        assert len(f.train.workloads) == len(WORKLOADS)  # every job type stays known
+    again = folds(tables, "random5", seed=3)
+    other = folds(tables, "random5", seed=4)
+    assert [pair_keys(f.test) for f in again] == tests
+    assert [pair_keys(f.test) for f in other] != tests
+
+
+def test_leave_one_family_out_removes_the_family_everywhere():
+    tables = synthetic_tables()
+    fs = folds(tables, "lofo")
+    assert [f.held_out for f in fs] == ["aa", "bb", "cc"]
+    for f in fs:
+        fam = f.held_out
+        touching = tables.pairs[tables.pairs["feasible"] & (
+            (tables.pairs["workload_a"].map(family_of) == fam) | (tables.pairs["workload_b"].map(family_of) == fam))]
+        assert pair_keys(f.test) == pair_keys(touching)
+        assert fam not in set(f.train.workloads["family"])
+        assert fam not in set(f.train.solo["workload"].map(family_of))
+        assert fam not in set(f.train.pairs["workload_a"].map(family_of)) | set(f.train.pairs["workload_b"].map(family_of))
+
+
+def test_cross_device_trains_on_the_other_devices():
+    tables = synthetic_tables(devices=["k80", "p100", "v100"])
+    fs = folds(tables, "xdevice")
+    assert [f.held_out for f in fs] == ["k80", "p100", "v100"]
+    for f in fs:
+        assert set(f.test["device"]) == {f.held_out}
+        assert f.held_out not in set(f.train.solo["device"]) | set(f.train.pairs["device"]) | set(f.train.devices["name"])
+
+
+def test_protocols_that_do_not_apply_say_why():
+    with pytest.raises(ProtocolSkipped, match="need at least 2"):
+        folds(synthetic_tables(devices=["v100"]), "xdevice")
+    with pytest.raises(ProtocolSkipped, match="1 family"):
+        folds(synthetic_tables(names=["aa-x-b8", "aa-x-b16"], infeasible=()), "lofo")
+    with pytest.raises(KeyError, match="unknown protocol"):
+        folds(synthetic_tables(), "random10")
+
+
+def test_utilization_folds_hold_out_whole_job_types():
+    tables = synthetic_tables()
+    fs = util_folds(tables, "random5", seed=1)
+    held = [set(f.test["workload"]) for f in fs]
+    assert set().union(*held) == set(WORKLOADS) and sum(map(len, held)) == len(WORKLOADS)
+    for f in fs:
+        assert not set(f.train.solo["workload"]) & set(f.test["workload"])
+        assert set(f.test["device"]) == set(DEVICES)  # a job type is held out on every device
+    for f in util_folds(tables, "xdevice"):
+        assert set(f.train.solo["device"]) == set(DEVICES) - {f.held_out}
+
+
+def test_derived_seeds_are_stable_and_distinct():
+    assert derived_seed(0, "a") == derived_seed(0, "a")
+    assert len({derived_seed(0, "a"), derived_seed(0, "b"), derived_seed(1, "a")}) == 3
+
+
+def test_pair_labels_skip_infeasible_pairs_and_keep_both_jobs():
+    tables = synthetic_tables()
+    labels = pair_labels(tables.pairs)
+    n = int(tables.pairs["feasible"].sum())
+    assert len(labels) == 2 * n and np.isfinite(labels["norm"]).all()
+    feasible = tables.pairs[tables.pairs["feasible"]].reset_index(drop=True)
+    assert labels.loc[0, "co_runners"] == (feasible.loc[0, "workload_b"],)
+    assert labels.loc[n, "workload"] == feasible.loc[0, "workload_b"] and labels.loc[n, "norm"] == feasible.loc[0, "norm_b"]
+    assert len(pair_queries(feasible)) == 2 * n
+
+
+def test_scores_against_hand_computed_values():
+    y, p = np.array([0.5, 1.0, 0.25, 0.8]), np.array([0.6, 0.9, 0.25, 0.4])
+    s = scores(y, p)
+    assert s["MAE"] == pytest.approx((0.1 + 0.1 + 0 + 0.4) / 4)
+    assert s["MAPE"] == pytest.approx(100 * (0.2 + 0.1 + 0 + 0.5) / 4)
+    assert s["max_error"] == pytest.approx(0.4)
+    assert s["R2"] == pytest.approx(1 - np.sum((p - y) ** 2) / np.sum((y - y.mean()) ** 2))
+    assert s["RMSLE"] == pytest.approx(np.sqrt(np.mean((np.log1p(p) - np.log1p(y)) ** 2)))
+    assert rmsle([0.1], [-1.0]) == pytest.approx(np.log1p(0.1))  # negative predictions clip to 0
+    with pytest.raises(ValueError, match="NaN"):
+        scores([0.5], [np.nan])
+
+
+def test_score_table_counts_self_pairs_once_and_groups_by_job_family():
+    pred = pd.DataFrame({
+        "predictor": "p", "seed": 0, "device": ["k80", "k80"], "workload_a": ["aa-x-b8", "aa-x-b8"],
+        "workload_b": ["aa-x-b8", "bb-y-b4"], "norm_a": [0.5, 0.5], "norm_b": [0.5, 0.4],
+        "pred_norm_a": [0.5, 0.55], "pred_norm_b": [0.5, 0.2]})
+    assert len(directed(pred)) == 3
+    table = score_table(pred, ["predictor", "seed"]).set_index(["scope", "key"])
+    assert table.loc[("overall", "all"), "n"] == 3
+    assert table.loc[("family", "aa"), "n"] == 2 and table.loc[("family", "bb"), "MAPE"] == pytest.approx(50.0)
+    assert table.loc[("device", "k80"), "max_error"] == pytest.approx(0.2)
