@@ -36,10 +36,24 @@ def test_forward_macs_match_published_within_5_percent(per_image, name):
     assert macs == pytest.approx(PUBLISHED_MACS[name], rel=0.05)
 
 
-def test_training_step_costs_about_three_forwards(per_image):
-    row = per_image["resnet50-imagenet-b16"]
+@pytest.mark.parametrize("name", ["resnet50-imagenet-b16", "mobilenetv2-imagenet-b16"])
+def test_training_step_costs_about_three_forwards(per_image, name):
+    row = per_image[name]
     # backward = gradients of inputs and weights (2x forward), minus the first layer's input gradient
     assert 2.8 < row["flops_step"] / row["flops_fwd"] < 3.0
+
+
+@pytest.mark.parametrize("conv", [nn.Conv2d(8, 8, 3, padding=1, groups=8),
+                                  nn.ConvTranspose2d(8, 8, 3, 2, 1, output_padding=1, groups=4)],
+                         ids=["depthwise", "grouped-transposed"])
+def test_grouped_convolution_weight_gradient_costs_one_forward(conv):
+    """The input needs no gradient, so backward is the weight gradient alone: as costly as forward."""
+    conv = conv.to("meta")
+    with features.flop_counter() as flops:
+        out = conv(torch.empty(4, 8, 16, 16, device="meta"))
+        forward = flops.get_total_flops()
+        out.sum().backward()
+    assert forward > 0 and flops.get_total_flops() == 2 * forward
 
 
 @pytest.fixture(scope="module")

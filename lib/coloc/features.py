@@ -3,7 +3,8 @@
 * FLOPs: ``torch.utils.flop_counter.FlopCounterMode`` (a multiply-add counts as 2 FLOPs;
   it counts matrix products and convolutions, not element-wise work). ``flops_fwd`` is the
   model forward and loss, ``flops_step`` adds the backward pass (optimizer updates are
-  element-wise and not counted).
+  element-wise and not counted). torch 2.13 counts the weight gradient of a grouped
+  convolution `groups` times too often; :func:`flop_counter` corrects that formula.
 * Activation bytes: distinct storages saved for backward during forward and loss
   (``torch.autograd.graph.saved_tensors_hooks``), without parameters, buffers (e.g.
   batch-norm running statistics) and the input batch.
@@ -24,6 +25,7 @@ from typing import Any, Iterable
 import pandas as pd
 import torch
 from torch.overrides import TorchFunctionMode
+from torch.utils import flop_counter as torch_flops
 from torch.utils._pytree import tree_leaves
 from torch.utils.flop_counter import FlopCounterMode
 from tqdm import tqdm
@@ -150,6 +152,37 @@ class SavedTensors:
         return self.hooks.__exit__(*exc)
 
 
+def _weight_grad_overcount() -> int:
+    """How many times too often torch counts a grouped convolution's weight gradient.
+
+    Probe: depthwise 1x1 convolution, 2 channels, one pixel; its weight gradient is 2 multiply-adds.
+    """
+    shape = [1, 2, 1, 1]
+    counted = torch_flops.conv_backward_flop(shape, shape, [2, 1, 1, 1], None, [1, 1], [0, 0], [1, 1], False,
+                                             [0, 0], 2, [False, True, False], out_val=[None, [2, 1, 1, 1], None])
+    return counted // 4  # 2 (groups) while torch ignores groups there, 1 once it does not
+
+
+_OVERCOUNT = _weight_grad_overcount()
+
+
+def _conv_backward_flop(grad_out_shape, x_shape, w_shape, bias, stride, padding, dilation, transposed,
+                        output_padding, groups, output_mask, out_shape, **kwargs) -> int:
+    """torch's convolution-backward FLOPs, with the weight gradient divided by the group count
+    where torch does not (cf. pytorch/pytorch#183405)."""
+    args = (grad_out_shape, x_shape, w_shape, bias, stride, padding, dilation, transposed, output_padding,
+            groups)
+    grad_input = torch_flops.conv_backward_flop(*args, [output_mask[0], False, False], out_val=out_shape)
+    grad_weight = torch_flops.conv_backward_flop(*args, [False, output_mask[1], False], out_val=out_shape)
+    return grad_input + (grad_weight // groups if _OVERCOUNT > 1 else grad_weight)
+
+
+def flop_counter() -> FlopCounterMode:
+    """torch's FLOP counter (no printing) with the grouped-convolution backward formula fixed."""
+    return FlopCounterMode(display=False,
+                           custom_mapping={torch.ops.aten.convolution_backward: _conv_backward_flop})
+
+
 def coarse_counts(counts: dict[str, int]) -> dict[str, int]:
     """Horus's layer classes: convolution, linear (incl. batched matmul), activation, other."""
     conv = counts.get("conv", 0)
@@ -165,7 +198,7 @@ def extract(name: str, batch_size: int | None = None) -> dict:
     params = list(job.model.parameters())
     batch = [t for t in job.batch if isinstance(t, torch.Tensor)]
     state = params + list(job.model.buffers())
-    with FlopCounterMode(display=False) as flops:
+    with flop_counter() as flops:
         with SavedTensors(exclude=state + batch) as saved:
             with OpCounter(params + batch) as ops:
                 outputs = job.recipe.forward(job.model, job.batch)
