@@ -108,21 +108,32 @@ def start_sweep_and_wait_for_the_hang(log):
     pytest.fail("the sweep did not reach its second measurement within 60 s")
 
 
-@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "Ctrl-C"])
-def test_a_killed_sweep_leaves_no_process_and_a_rerun_measures_only_the_rest(tmp_path, how):
-    log = tmp_path / "measurements.jsonl"
-    sweep, family = start_sweep_and_wait_for_the_hang(log)
+def kill_and_check_nothing_is_left(sweep, family, how, log) -> bytes:
     before = log.read_bytes()
     sweep.send_signal(how)
     sweep.wait(timeout=30)
     gone, still = psutil.wait_procs(family, timeout=15)
     assert still == [], f"left behind: {still}"
     assert log.read_bytes() == before  # the measurement in flight is lost, nothing else
+    return before
+
+
+def test_a_killed_sweep_leaves_no_process_and_a_rerun_measures_only_the_rest(tmp_path):
+    log = tmp_path / "measurements.jsonl"
+    sweep, family = start_sweep_and_wait_for_the_hang(log)
+    before = kill_and_check_nothing_is_left(sweep, family, signal.SIGKILL, log)
 
     settings = profiler.Settings(device="cpu", threads=1, warmup_s=0.0, window_s=0.3, batch_size=1, timeout_s=60)
     measurements = profiler.plan([A, B], shuffle=False)
     records = profiler.run(measurements, log, settings, progress=False)
     lines = log.read_bytes().splitlines(keepends=True)
-    assert len(lines) == 5 and b"".join(lines[:1]) == before
+    assert len(lines) == 5 and lines[0] == before  # the first record untouched, the four others new
     assert records[0] == json.loads(before) and all(r["feasible"] for r in records)
     assert [r["workloads"] for r in records] == [[A], [B], [A, A], [A, B], [B, B]]
+
+
+def test_ctrl_c_stops_a_sweep_with_its_workers(tmp_path):
+    log = tmp_path / "measurements.jsonl"
+    sweep, family = start_sweep_and_wait_for_the_hang(log)
+    kill_and_check_nothing_is_left(sweep, family, signal.SIGINT, log)
+    assert sweep.returncode != 0 and "KeyboardInterrupt" in sweep.stderr.read()

@@ -63,7 +63,8 @@ def _core_set(cpus) -> tuple[int, ...]:
     chosen = tuple(sorted({int(c) for c in cpus}))
     outside = [c for c in chosen if c not in allowed]
     if not chosen or outside:
-        raise ProfilerError(f"cpus {list(cpus)}: expected a non-empty subset of the CPUs this process may use {allowed}")
+        raise ProfilerError(f"cpus {list(cpus)}: expected a non-empty subset of the CPUs this process may use "
+                            f"{allowed}")
     return chosen
 
 
@@ -131,7 +132,8 @@ def mps_daemon(enabled: bool, device: Device):
         yield ()
         return
     if device.kind != "gpu":
-        raise ProfilerError(f"CUDA MPS was requested (mps: true) but the device is {device.name!r}: MPS needs an NVIDIA GPU")
+        raise ProfilerError(f"CUDA MPS was requested (mps: true) but the device is {device.name!r}: "
+                            "MPS needs an NVIDIA GPU")
     control = shutil.which("nvidia-cuda-mps-control")
     if control is None:
         raise ProfilerError(

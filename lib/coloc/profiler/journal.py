@@ -33,9 +33,11 @@ def read(path: str | Path) -> list[dict]:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             if number == len(lines):  # the last line, without its newline: a write cut short
-                warnings.warn(f"{path}:{number}: skipping a truncated last record ({exc})", RuntimeWarning, stacklevel=2)
+                warnings.warn(f"{path}:{number}: skipping a truncated last record ({exc})", RuntimeWarning,
+                              stacklevel=2)
                 continue
-            raise ProfilerError(f"{path}:{number}: not a JSON record ({exc}); expected one JSON object per line") from exc
+            raise ProfilerError(f"{path}:{number}: not a JSON record ({exc}); "
+                                "expected one JSON object per line") from exc
         if not isinstance(record, dict) or "key" not in record:
             raise ProfilerError(f"{path}:{number}: expected a JSON object with a 'key', got {line[:80]!r}")
         records.append(record)

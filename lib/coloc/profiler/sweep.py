@@ -4,8 +4,8 @@ A measurement is one set of job types run together (one job: solo) in one repeat
 runs in its own OS process (:mod:`coloc.profiler.worker`), forked from a multiprocessing
 fork server that has imported torch and the zoo already, so a process starts in a fraction
 of a second. The workers of a set start together at a barrier; the parent samples the device
-while they run, stops them once every counted window is done, and appends the record to the
-log at once. A failure (error, out of memory, crash, timeout) is a record with
+while they run, ends them once every counted window is done (:mod:`coloc.profiler.measure`),
+and appends the record to the log at once. A failure (error, out of memory, crash, timeout) is a record with
 ``feasible: false`` and the error; the sweep goes on. Workers are killed by process group
 on timeout, error and KeyboardInterrupt; a killed sweep's workers die with it.
 
@@ -21,12 +21,9 @@ import itertools
 import json
 import multiprocessing as mp
 import os
-import platform
-import signal
-import time
-from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
-from multiprocessing.connection import wait
+import warnings
+from dataclasses import dataclass
+from multiprocessing import forkserver
 
 import numpy as np
 from tqdm import tqdm
@@ -35,13 +32,12 @@ from coloc import workloads
 
 from . import hardware, journal
 from .errors import ProfilerError
-from .sampler import NvmlProbe, PsutilProbe, Sampler, open_nvml, summarize
-from .worker import FAULTS, JobSpec, main
+from .measure import WORKER_NAME, measure
+from .sampler import NvmlProbe, PsutilProbe, Sampler, open_nvml
+from .worker import FAULTS
 
-LOG_VERSION = 1
-_WORKER_NAME = "coloc-worker"
-_PHASE = {"ready": "build", "window_done": "window", "result": "window"}  # what a worker does before each report
-_PRELOAD = ["torch", "torch._dynamo", "coloc.workloads", "coloc.profiler.worker"]  # torch.optim imports _dynamo lazily: 2 s
+# imported once by the fork server; torch.optim imports torch._dynamo lazily, 2 s in every worker otherwise
+_PRELOAD = ["torch", "torch._dynamo", "coloc.workloads", "coloc.profiler.worker"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +57,7 @@ class Settings:
     reduced: bool = False                # the zoo's reduced inputs (unit tests only)
     seed: int = 0                        # model init and synthetic batch of every job
     sample_interval_s: float = 0.2       # device sampler period
+    omp_wait_policy: str | None = "PASSIVE"  # OpenMP threads sleep when idle; None: the environment's
     faults: tuple[tuple[str, str], ...] = ()  # (workload, fault) injected failures, error-handling tests only
 
     def __post_init__(self):
@@ -72,6 +69,8 @@ class Settings:
         for ok, key, expected in checks:
             if not ok:
                 raise ProfilerError(f"profiler setting {key} = {getattr(self, key)!r}: expected {expected}")
+        if self.omp_wait_policy not in (None, "PASSIVE", "ACTIVE"):
+            raise ProfilerError(f"omp_wait_policy {self.omp_wait_policy!r}: expected 'PASSIVE', 'ACTIVE' or null")
         for workload, fault in self.faults:
             if fault not in FAULTS:
                 raise ProfilerError(f"fault {fault!r} for {workload}: expected one of {FAULTS}")
@@ -116,15 +115,6 @@ def plan(names, repeats: int = 1, set_sizes=(2,), seed: int = 0, shuffle: bool =
     return out
 
 
-@dataclass
-class _Worker:
-    workload: str
-    process: mp.Process
-    conn: object
-    lifeline: object  # the write end: closing it (or dying) makes the worker kill its process group
-    events: dict = field(default_factory=dict)
-
-
 def run(measurements, log_path, settings: Settings = Settings(), progress: bool = True,
         retry_failed: bool = False) -> list[dict]:
     """Measure what the log lacks, appending each record at once; every planned record, in plan order.
@@ -132,7 +122,7 @@ def run(measurements, log_path, settings: Settings = Settings(), progress: bool 
     Workers start from a fork server, which imports the caller's main module the way
     multiprocessing does: a script that calls this must do so under ``if __name__ == "__main__":``.
     """
-    if mp.current_process().name.startswith(_WORKER_NAME):
+    if mp.current_process().name.startswith(WORKER_NAME):
         raise ProfilerError("coloc.profiler.run was called while a worker process imported the main module: "
                             "call it under `if __name__ == \"__main__\":` in scripts")
     device = hardware.resolve(settings.device, settings.cpus)
@@ -144,7 +134,7 @@ def run(measurements, log_path, settings: Settings = Settings(), progress: bool 
         if todo:
             sampler = Sampler(_probes(device), settings.sample_interval_s)
             with hardware.mps_daemon(settings.mps, device) as env:
-                context = _context()
+                context = _context(settings.omp_wait_policy)
                 for k, m in tqdm(todo, desc=f"profiling on {device.name}", disable=not progress, mininterval=2):
                     record = measure(m, k, device, threads, settings, context, sampler, env)
                     done[k] = journal.append(log_path, record)
@@ -157,7 +147,7 @@ def key(m: Measurement, device: hardware.Device, threads: int, settings: Setting
     relevant = {"cpus": list(device.cpus), "threads": threads, "warmup_s": settings.warmup_s,
                 "warmup_iters": settings.warmup_iters, "window_s": settings.window_s, "min_iters": settings.min_iters,
                 "mps": settings.mps, "batch_size": settings.batch_size, "reduced": settings.reduced,
-                "seed": settings.seed, "faults": faults}
+                "seed": settings.seed, "faults": faults, "omp_wait_policy": settings.omp_wait_policy}
     digest = hashlib.sha1(json.dumps(relevant, sort_keys=True).encode()).hexdigest()[:12]
     return f"{device.name}|{'+'.join(m.workloads)}|r{m.repeat}|{digest}"
 
@@ -169,160 +159,28 @@ def _probes(device: hardware.Device) -> list:
             nvml, handle = open_nvml(int(device.torch_device.split(":")[1]))
             probes.append(NvmlProbe(nvml, handle))
         except ProfilerError as exc:
-            import warnings
-
             warnings.warn(f"coloc.profiler: GPU metrics not sampled: {exc}", RuntimeWarning, stacklevel=3)
     return probes
 
 
-def _context():
-    """The fork-server context; its server imports torch and the zoo once for every worker."""
+def _context(omp_wait_policy: str | None):
+    """The fork-server context; its server imports torch and the zoo once for every worker.
+
+    OpenMP reads OMP_WAIT_POLICY when torch loads, so the server starts with it set. PASSIVE:
+    a thread with nothing to do sleeps instead of spinning; with two jobs on the same cores,
+    spinning threads burn the time the other job needs (here a pair of squeezenet-cifar10-b32
+    ran at 0.2-0.9 it/s each spinning, 1.8 passive).
+    """
     context = mp.get_context("forkserver")
     context.set_forkserver_preload(_PRELOAD)
-    return context
-
-
-def measure(m: Measurement, record_key: str, device: hardware.Device, threads: int, settings: Settings,
-            context, sampler: Sampler, env=()) -> dict:
-    """Run one set of jobs together and return its log record (``feasible`` False on any failure)."""
-    faults = dict(settings.faults)
-    specs = [JobSpec(workload=w, device=device.torch_device, threads=threads, cpus=device.cpus,
-                     warmup_s=settings.warmup_s, warmup_iters=settings.warmup_iters, window_s=settings.window_s,
-                     min_iters=settings.min_iters, batch_size=settings.batch_size, reduced=settings.reduced,
-                     seed=settings.seed, env=tuple(env), fault=faults.get(w)) for w in m.workloads]
-    started, t_start = datetime.now(timezone.utc), time.monotonic()
-    deadline = t_start + settings.timeout_s
-    workers: list[_Worker] = []
-    samples: list[dict] = []
-    marks: dict[str, float] = {}  # when the workers were ready, their windows done, all gone
-    failure = None
+    saved = os.environ.get("OMP_WAIT_POLICY")
+    if omp_wait_policy is not None:
+        os.environ["OMP_WAIT_POLICY"] = omp_wait_policy
     try:
-        for spec in specs:
-            workers.append(_start(context, spec))
-        failure = _await(workers, "ready", deadline, settings.timeout_s)
-        marks["ready"] = time.monotonic()
-        if failure is None:
-            sampler.start([w.process.pid for w in workers])
-            try:
-                for w in workers:
-                    w.conn.send("go")
-                failure = _await(workers, "window_done", deadline, settings.timeout_s)
-                marks["windows_done"] = time.monotonic()
-                if failure is None:
-                    for w in workers:
-                        w.conn.send("stop")
-                    failure = _await(workers, "result", deadline, settings.timeout_s)
-            finally:
-                samples = sampler.stop()
+        forkserver.ensure_running()
     finally:
-        _terminate(workers)
-    marks["end"] = time.monotonic()
-    record = _record(m, record_key, device, settings, threads, workers, samples, failure)
-    record.update(started_utc=started.isoformat(timespec="seconds"), wall_s=round(marks["end"] - t_start, 3),
-                  timeline_s={name: round(t - t_start, 3) for name, t in marks.items()})
-    return record
-
-
-def _start(context, spec: JobSpec) -> _Worker:
-    parent_end, child_end = context.Pipe()
-    life_read, life_write = context.Pipe(duplex=False)
-    process = context.Process(target=main, args=(child_end, life_read, spec), name=f"{_WORKER_NAME}-{spec.workload}",
-                              daemon=False)
-    process.start()
-    child_end.close()
-    life_read.close()
-    return _Worker(spec.workload, process, parent_end, life_write)
-
-
-def _await(workers: list[_Worker], event: str, deadline: float, timeout_s: float) -> dict | None:
-    """Wait until every worker sent ``event``; the first failure (error, death, timeout) otherwise."""
-    while True:
-        pending = [w for w in workers if event not in w.events]
-        if not pending:
-            return None
-        left = deadline - time.monotonic()
-        if left <= 0:
-            names = ", ".join(w.workload for w in pending)
-            return {"workload": pending[0].workload, "phase": _PHASE[event],
-                    "error": f"timeout: {names} did not report {event!r} within {timeout_s:g} s"}
-        wait([w.conn for w in pending] + [w.process.sentinel for w in pending], timeout=left)
-        for w in pending:
-            failure = _read(w, event)
-            if failure is not None:
-                return failure
-
-
-def _read(w: _Worker, event: str) -> dict | None:
-    """Take the worker's messages; a failure when it reported an error or died without reporting."""
-    try:
-        while w.conn.poll():
-            message = w.conn.recv()
-            if message.get("event") == "error":
-                return {"workload": w.workload, "phase": message.get("phase", _PHASE[event]), "error": message["error"],
-                        "traceback": message.get("traceback")}
-            w.events[message["event"]] = message
-    except (EOFError, OSError):
-        pass
-    if event not in w.events and w.process.exitcode is not None:
-        return {"workload": w.workload, "phase": _PHASE[event], "error": _death(w.process.exitcode, event)}
-    return None
-
-
-def _death(exitcode: int, event: str) -> str:
-    if exitcode < 0:
-        name = signal.Signals(-exitcode).name
-        hint = " (killed: out of memory?)" if name == "SIGKILL" else ""
-        return f"crashed: the worker died by {name}{hint} before reporting {event!r}"
-    return f"crashed: the worker exited with status {exitcode} before reporting {event!r}"
-
-
-def _terminate(workers: list[_Worker], grace_s: float = 2.0) -> None:
-    """Stop every worker: a short grace to exit, then SIGKILL to its whole process group."""
-    end = time.monotonic() + grace_s
-    for w in workers:
-        w.process.join(timeout=max(0.0, end - time.monotonic()))
-    for w in workers:
-        try:
-            os.killpg(w.process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        w.process.join(timeout=5)
-        w.conn.close()
-        w.lifeline.close()
-
-
-def _record(m, record_key, device, settings, threads, workers, samples, failure) -> dict:
-    jobs = [_job_entry(slot, w, failure) for slot, w in enumerate(workers)]
-    record = {"key": record_key, "version": LOG_VERSION, "device": device.name, "device_kind": device.kind,
-              "workloads": list(m.workloads), "kind": m.kind, "repeat": m.repeat,
-              "feasible": failure is None, "error": None, "failed_workload": None, "failed_phase": None,
-              "jobs": jobs, "device_metrics": {}, "window_overlap": None,
-              "settings": {**asdict(settings), "device": device.name, "torch_device": device.torch_device,
-                           "cpus": list(device.cpus), "threads": threads, "faults": [list(f) for f in settings.faults]},
-              "host": platform.node()}
-    if failure is not None:
-        record.update(error=failure["error"], failed_workload=failure["workload"], failed_phase=failure["phase"],
-                      traceback=failure.get("traceback"))
-        return record
-    results = [w.events["result"] for w in workers]
-    start, end = max(r["window_start"] for r in results), min(r["window_end"] for r in results)
-    union = max(r["window_end"] for r in results) - min(r["window_start"] for r in results)
-    record["window_overlap"] = max(0.0, end - start) / union if union > 0 else None
-    pids = [r["pid"] for r in results]
-    record["device_metrics"], per_pid = summarize(samples, min(start, end), max(start, end), pids, len(device.cpus))
-    for job, r in zip(jobs, results):
-        job.update(per_pid.get(r["pid"], {}))
-        job["cpu_util"] = 100.0 * r["cpu_s"] / (r["elapsed_s"] * len(device.cpus)) if r["elapsed_s"] > 0 else None
-    return record
-
-
-def _job_entry(slot: int, w: _Worker, failure) -> dict:
-    entry = {"slot": slot, "workload": w.workload, "pid": w.process.pid, "exitcode": w.process.exitcode}
-    result = w.events.get("result")
-    if result is not None and failure is None:
-        entry.update({k: result[k] for k in ("iterations", "elapsed_s", "throughput", "cpu_s", "threads",
-                                             "max_rss_bytes", "window_start", "window_end")})
-        entry.update({k: v for k, v in result.items() if k.startswith("gpu_mem_")})
-    if failure is not None and failure["workload"] == w.workload:
-        entry["error"] = failure["error"]
-    return entry
+        if saved is None:
+            os.environ.pop("OMP_WAIT_POLICY", None)
+        else:
+            os.environ["OMP_WAIT_POLICY"] = saved
+    return context

@@ -4,11 +4,12 @@ The parent (:mod:`coloc.profiler.sweep`) talks to a worker over a multiprocessin
 
 * worker -> parent ``{"event": "ready"}`` once the job is built (model, batch, optimizer);
 * parent -> worker ``"go"``: the barrier; every worker of a co-located set gets it together;
-* worker: warm-up steps (not counted; the first step allocates what training needs), then it
-  counts steps from ``t0``; once the window has lasted ``window_s`` and ``min_iters`` steps it
-  sends ``{"event": "window_done"}`` and keeps training, so the other jobs still meet contention;
-* parent -> worker ``"stop"`` once every worker's window is done; the worker answers
-  ``{"event": "result", ...}`` counting only the steps that ended before the stop, and exits;
+* worker: warm-up steps, not counted (the first step allocates what training needs); then
+  ``{"event": "window_start", "t": ...}`` and after every step ``{"event": "step", "n": steps
+  since the window started, "t": when it ended, ...}``, training on until the parent ends it;
+* the parent decides when every window has lasted long enough, takes each worker's last report
+  as its window's end (so every counted step ran while the other jobs were training) and kills
+  the workers;
 * on any exception the worker sends ``{"event": "error", ...}`` and exits with status 1.
 
 A worker leaves its parent's process group (``os.setsid``); a thread kills that group once
@@ -36,7 +37,6 @@ from dataclasses import dataclass
 
 FAULTS = ("oom", "crash", "hang")
 _PR_SET_PDEATHSIG = 1
-_STOP_WAIT_S = 0.005  # after its window is done, how long a worker waits for the stop before another step
 
 
 @dataclass(frozen=True)
@@ -49,12 +49,11 @@ class JobSpec:
     cpus: tuple[int, ...] = ()       # CPU cores the process may run on; () keeps the inherited set
     warmup_s: float = 1.0            # warm-up after the barrier, not counted (at least warmup_iters steps)
     warmup_iters: int = 1
-    window_s: float = 2.0            # the counted window lasts at least this long ...
-    min_iters: int = 2               # ... and at least this many steps
     batch_size: int | None = None    # overrides the job type's batch (unit tests only)
     reduced: bool = False            # the zoo's reduced inputs (unit tests only)
     seed: int = 0
     env: tuple[tuple[str, str], ...] = ()  # environment set before CUDA starts (e.g. MPS pipes)
+    omp_wait_policy: str | None = None     # the OMP_WAIT_POLICY the fork server must have started with
     fault: str | None = None         # injected failure for error-handling tests: oom, crash, hang
 
 
@@ -72,9 +71,7 @@ def main(conn, lifeline, spec: JobSpec) -> None:
         if conn.recv() != "go":
             return
         phase = "window"
-        result = _measure(conn, job, spec)
-        if result is not None:
-            conn.send({"event": "result", **result})
+        _measure(conn, job, spec)
     except (EOFError, BrokenPipeError):
         return  # the parent is gone: leave quietly
     except BaseException as exc:  # noqa: BLE001 - every failure becomes a report
@@ -106,6 +103,10 @@ def _watch(lifeline) -> None:
 
 def _prepare(spec: JobSpec):
     """Pin the process, set threads, build the job (its first step is part of the warm-up)."""
+    found = os.environ.get("OMP_WAIT_POLICY")
+    if spec.omp_wait_policy is not None and found != spec.omp_wait_policy:
+        raise RuntimeError(f"OMP_WAIT_POLICY is {found!r} in this worker, expected {spec.omp_wait_policy!r}: this "
+                           "Python process's fork server started earlier without it; rerun in a new Python process")
     for key, value in spec.env:
         os.environ[key] = value
     if spec.cpus and hasattr(os, "sched_setaffinity"):
@@ -123,76 +124,39 @@ def _prepare(spec: JobSpec):
                            reduced=spec.reduced)
 
 
-def _measure(conn, job, spec: JobSpec) -> dict | None:
-    """Warm-up, then count steps until the parent's stop; None when the parent is gone."""
+def _measure(conn, job, spec: JobSpec) -> None:
+    """Warm-up, then report every counted step until the parent ends the process."""
     go = time.monotonic()
     warm = 0
     while warm < spec.warmup_iters or time.monotonic() - go < spec.warmup_s:
-        if _step_or_stop(conn, job, spec):
-            return None
+        job.step()
+        _sync(spec.device)
         warm += 1
     if spec.fault == "hang":
         while True:
             time.sleep(3600)
-    t0 = time.monotonic()
-    cpu0 = time.process_time()
-    done_sent = False
-    count, t_last, cpu_last = 0, t0, cpu0
+    t0, cpu0 = time.monotonic(), time.process_time()
+    conn.send({"event": "window_start", "t": t0, "cpu_s": cpu0, "go": go, "warmup_iters": warm})
+    count = 0
     while True:
         job.step()
         _sync(spec.device)
-        now, cpu_now = time.monotonic(), time.process_time()
-        if conn.poll():  # the stop came while this step ran: count only the steps that ended before it
-            _expect_stop(conn)
-            return _result(job, spec, count, t0, t_last, cpu0, cpu_last, go)
-        count, t_last, cpu_last = count + 1, now, cpu_now
+        count += 1
+        conn.send({"event": "step", "n": count, "t": time.monotonic(), "cpu_s": time.process_time(),
+                   **_memory(spec.device)})
         if spec.fault == "crash":
             _crash()
-        if not done_sent and count >= spec.min_iters and now - t0 >= spec.window_s:
-            conn.send({"event": "window_done", "iterations": count, "elapsed_s": now - t0})
-            done_sent = True
-        if done_sent and conn.poll(_STOP_WAIT_S):  # the stop came after this step ended: it counts
-            _expect_stop(conn)
-            return _result(job, spec, count, t0, t_last, cpu0, cpu_last, go)
 
 
-def _expect_stop(conn) -> None:
-    message = conn.recv()
-    if message != "stop":
-        raise RuntimeError(f"worker expected 'stop' from the parent, got {message!r}")
-
-
-def _step_or_stop(conn, job, spec: JobSpec) -> bool:
-    """One warm-up step; True when the parent asked to stop (or is gone) instead."""
-    if conn.poll():
-        conn.recv()
-        return True
-    job.step()
-    _sync(spec.device)
-    return False
-
-
-def _result(job, spec: JobSpec, count: int, t0: float, t_last: float, cpu0: float, cpu_last: float,
-            go: float) -> dict:
-    elapsed = t_last - t0
-    result = {
-        "pid": os.getpid(),
-        "iterations": count,
-        "elapsed_s": elapsed,
-        "throughput": count / elapsed if elapsed > 0 else float("nan"),
-        "cpu_s": cpu_last - cpu0,
-        "go": go,
-        "window_start": t0,
-        "window_end": t_last,
-        "threads": spec.threads,
-        "max_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-    }
-    if spec.device.startswith("cuda"):
+def _memory(device: str) -> dict:
+    """Peak memory so far: resident (the process), and on a GPU what torch allocated and reserved."""
+    out = {"max_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+    if device.startswith("cuda"):
         import torch
 
-        result["gpu_mem_allocated_bytes"] = int(torch.cuda.max_memory_allocated())
-        result["gpu_mem_reserved_bytes"] = int(torch.cuda.max_memory_reserved())
-    return result
+        out["gpu_mem_allocated_bytes"] = int(torch.cuda.max_memory_allocated())
+        out["gpu_mem_reserved_bytes"] = int(torch.cuda.max_memory_reserved())
+    return out
 
 
 def _sync(device: str) -> None:
