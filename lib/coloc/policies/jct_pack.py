@@ -79,11 +79,13 @@ class JctPack(Policy):
         """Sorted predicted times until each running job ends (co-located ones at predicted speed)."""
         ends = []
         for job in sim.running.values():
-            factor = 1.0
+            factor = 1.0  # a gang job runs at its slowest GPU
             for gpu in job.gpus:
+                here = 1.0
                 for other in sim.cluster.residents[gpu]:
                     if other is not job:
-                        factor *= self._norm(job.device, job.workload, other.workload)
+                        here *= self._norm(job.device, job.workload, other.workload)
+                factor = min(factor, here)
             ends.append(job.remaining_at(sim.now) / job.speed / factor)
         return sorted(ends)
 
