@@ -2,8 +2,9 @@
 
     python benchmarks/features_speed.py [--per-job]
 
-Prints the wall time of ``coloc.features.workloads_table`` and the slowest job types
-(serially timed per job type when --per-job is given).
+Prints the wall and CPU time of ``coloc.features.workloads_table`` (the CPU time is what
+other processes on a shared machine cannot inflate much) and, with --per-job, the slowest
+job types.
 """
 from __future__ import annotations
 
@@ -23,11 +24,12 @@ def main() -> None:
     torch.set_num_threads(1)
     names = workloads.names()
     print(f"{len(names)} job types, {os.cpu_count()} CPUs, torch {torch.__version__}")
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     table = features.workloads_table(names)
-    total = time.perf_counter() - start
-    print(f"workloads_table: {len(table)} rows x {table.shape[1]} columns in {total:.1f} s "
-          f"({total / len(names):.2f} s per job type)")
+    total, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"workloads_table: {len(table)} rows x {table.shape[1]} columns in {total:.1f} s wall "
+          f"({total / len(names):.2f} s per job type), {cpu:.1f} s CPU; 1-min load average {load:.1f}")
     if args.per_job:
         times = {}
         for n in names:
