@@ -23,7 +23,7 @@ SST2_VOCAB, SST2_LENGTH = 15_000, 64   # SST-2 word vocabulary; sentences padded
 
 
 def _length(full: int, reduced: bool) -> int:
-    return min(full, 8) if reduced else full
+    return min(full, 4) if reduced else full
 
 
 def transformer_recipe(reduced: bool) -> Recipe:
@@ -187,7 +187,7 @@ def bert_init(module: nn.Module) -> None:
 def bert_recipe(reduced: bool) -> Recipe:
     """BERT-base pre-training at sequence length 128, 20 masked predictions per sequence."""
     length = _length(BERT_LENGTH, reduced) * (2 if reduced else 1)
-    preds = min(BERT_PREDICTIONS, length // 4) if reduced else BERT_PREDICTIONS
+    preds = 2 if reduced else BERT_PREDICTIONS
 
     def criterion(outputs, batch):
         mlm_logits, nsp_logits = outputs
