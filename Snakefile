@@ -8,6 +8,7 @@ configfile: str(Path(workflow.basedir) / "config" / "config.yaml")
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
+include: "workflow/rules/features.smk"
 include: "workflow/rules/profiling.smk"
 
 
