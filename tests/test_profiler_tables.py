@@ -215,7 +215,7 @@ def _record(workloads, repeat, tputs, feasible=True, error=None, other=10.0, dev
 
 def _records():
     return [
-        _record([A], 0, [10.0]), _record([A], 1, [12.0]),
+        _record([A], 0, [10.0]), _record([A], 1, [12.0]), _record([A], 2, [11.5]),
         _record([B], 0, [4.0]), _record([B], 1, [4.0]),
         _record([A, B], 0, [5.0, 3.0]), _record([A, B], 1, [6.6, 3.2]),
         _record([A, A], 0, [5.0, 6.0]), _record([A, A], 1, [6.0, 5.0]),
@@ -228,8 +228,9 @@ def test_solo_table_averages_repeats_in_the_contract():
     solo = profiler.solo_table(_records())
     assert list(solo.columns[:3]) == ["device", "workload", "throughput"]
     row = solo.set_index("workload").loc[A]
-    assert row["throughput"] == pytest.approx(11.0) and row["throughput_std"] == pytest.approx(1.0)
-    assert row["repeats"] == 2 and bool(row["feasible"]) and row["cpu_util"] == 50.0 and row["mem_bytes"] == 1e8
+    assert row["throughput"] == pytest.approx(11.5)  # the median of 10, 12, 11.5
+    assert row["throughput_std"] == pytest.approx(np.std([10.0, 12.0, 11.5]))
+    assert row["repeats"] == 3 and bool(row["feasible"]) and row["cpu_util"] == 50.0 and row["mem_bytes"] == 1e8
 
 
 def test_pairs_table_normalizes_by_solo_and_by_the_same_round_and_marks_failures():
@@ -238,7 +239,7 @@ def test_pairs_table_normalizes_by_solo_and_by_the_same_round_and_marks_failures
                                        "feasible"]
     pairs = table.set_index(["workload_a", "workload_b"])
     ab = pairs.loc[(A, B)]
-    assert ab["tput_a"] == pytest.approx(5.8) and ab["norm_a"] == pytest.approx(5.8 / 11.0)
+    assert ab["tput_a"] == pytest.approx(5.8) and ab["norm_a"] == pytest.approx(5.8 / 11.5)
     assert ab["norm_b"] == pytest.approx(3.1 / 4.0)
     # per round: 5/10 and 6.6/12 -> 0.5 and 0.55
     assert ab["norm_a_std"] == pytest.approx(0.025)
@@ -251,13 +252,13 @@ def test_pairs_table_normalizes_by_solo_and_by_the_same_round_and_marks_failures
 
 def test_spread_and_summary_report_the_repeat_spread():
     spread = profiler.spread_table(_records()).set_index(["set", "slot"])
-    assert spread.loc[(A, 0), "spread"] == pytest.approx(2.0 / 11.0)
+    assert spread.loc[(A, 0), "spread"] == pytest.approx(2.0 / np.mean([10.0, 12.0, 11.5]))
     assert spread.loc[(B, 0), "spread"] == 0.0
     summary = profiler.summary(_records())
-    assert summary["measurements"] == 10 and summary["failed"] == 1
-    assert summary["measuring_s"] == pytest.approx(40.0)
+    assert summary["measurements"] == 11 and summary["failed"] == 1
+    assert summary["measuring_s"] == pytest.approx(44.0)
     assert summary["spread_max"] == pytest.approx(1.6 / 5.8)  # A next to B: 5.0 and 6.6
-    assert summary["norm_min"] == pytest.approx(5.5 / 11.0)  # A next to A
+    assert summary["norm_min"] == pytest.approx(5.5 / 11.5)  # A next to A
 
 
 def test_tables_keep_the_last_record_of_a_key_logged_twice():

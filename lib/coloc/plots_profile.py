@@ -18,7 +18,7 @@ SOURCE = "measured by coloc.profiler on this machine"
 
 
 def slowdown_heatmap(pairs: pd.DataFrame, device: str | None = None, source: str = SOURCE) -> plt.Figure:
-    """Normalized throughput of the row job next to the column job (mean of repeats; x: did not run)."""
+    """Normalized throughput of the row job next to the column job (median of repeats; x: did not run)."""
     device = device or _only_device(pairs)
     sub = pairs[pairs["device"] == device]
     matrix = norm_matrix(sub)
@@ -33,7 +33,7 @@ def slowdown_heatmap(pairs: pd.DataFrame, device: str | None = None, source: str
     repeats = int(sub["repeats"].max()) if "repeats" in sub and len(sub) else 0
     infeasible = int((~sub["feasible"].astype(bool)).sum())
     ax.set_title(f"{device}: throughput of the row job next to the column job / solo\n"
-                 f"{source}\nmean of {repeats} repeats; 1 = no slowdown; self-pairs: mean of both; "
+                 f"{source}\nmedian of {repeats} repeats; 1 = no slowdown; self-pairs: mean of both; "
                  f"{infeasible} pair(s) failed (x)", fontsize=9)
     ax.set_xlabel("co-located with")
     ax.set_ylabel("job")

@@ -1,7 +1,8 @@
 """From the measurement log to the ``solo`` and ``pairs`` tables of DESIGN.md.
 
-Repeats are averaged. ``norm_a`` = ``tput_a`` / solo throughput of a (means over repeats),
-as in the contract. The spread columns normalize each repeat by the solo measurement of the
+Throughputs are the median over repeats (robust to one repeat disturbed by other processes;
+the mean for two); other measured columns are means. ``norm_a`` = ``tput_a`` / solo throughput
+of a, as in the contract. The spread columns normalize each repeat by the solo measurement of the
 same round (taken minutes apart at most), so slow changes of the machine's load cancel.
 A set is feasible only when every repeat of it succeeded; an infeasible pair has throughputs
 0 and NaN norms (Gavel's convention) and the first error. Extra columns: ``repeats``,
@@ -65,7 +66,7 @@ def _job_row(record: dict, job: dict) -> dict:
 
 
 def solo_table(records: list[dict]) -> pd.DataFrame:
-    """The ``solo`` table: device, workload, throughput (mean over repeats), measured columns, spread."""
+    """The ``solo`` table: device, workload, throughput (median over repeats), measured columns, spread."""
     jobs = jobs_table(records)
     solo = jobs[jobs["kind"] == "solo"]
     columns = ["device", "workload", "throughput", "throughput_std", "repeats", "failed_repeats", "feasible", "error",
@@ -78,7 +79,7 @@ def solo_table(records: list[dict]) -> pd.DataFrame:
         ok = group[group["feasible"]]
         feasible = len(ok) == len(group)
         row = {"device": device, "workload": workload,
-               "throughput": ok["throughput"].mean() if feasible else np.nan,
+               "throughput": ok["throughput"].median() if feasible else np.nan,
                "throughput_std": ok["throughput"].std(ddof=0) if feasible else np.nan,
                "repeats": len(ok), "failed_repeats": len(group) - len(ok), "feasible": feasible,
                "error": _first_error(group)}
@@ -89,7 +90,7 @@ def solo_table(records: list[dict]) -> pd.DataFrame:
 
 
 def pairs_table(records: list[dict], solo: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The ``pairs`` table: one row per unordered pair (``workload_a <= workload_b``), repeats averaged."""
+    """The ``pairs`` table: one row per unordered pair (``workload_a <= workload_b``), medians over repeats."""
     jobs = jobs_table(records)
     solo = solo_table(records) if solo is None else solo
     columns = ["device", "workload_a", "workload_b", "tput_a", "tput_b", "norm_a", "norm_b", "feasible", "repeats",
@@ -114,8 +115,8 @@ def pairs_table(records: list[dict], solo: pd.DataFrame | None = None) -> pd.Dat
             tput = ok["throughput"][slot]
             round_solo = [per_round.get((device, workload, r), solo_tput) for r in tput.index]
             row.update({
-                f"tput_{side}": tput.mean() if feasible else 0.0,
-                f"norm_{side}": tput.mean() / solo_tput if feasible else np.nan,
+                f"tput_{side}": tput.median() if feasible else 0.0,
+                f"norm_{side}": tput.median() / solo_tput if feasible else np.nan,
                 f"tput_{side}_std": tput.std(ddof=0) if feasible else np.nan,
                 f"norm_{side}_std": (tput / np.array(round_solo, dtype=float)).std(ddof=0) if feasible else np.nan,
                 f"cpu_util_{side}": ok["cpu_util"][slot].mean() if len(ok) else np.nan,

@@ -12,7 +12,7 @@ The parent (:mod:`coloc.profiler.sweep`) talks to a worker over a multiprocessin
   the workers;
 * on any exception the worker sends ``{"event": "error", ...}`` and exits with status 1.
 
-A worker leaves its parent's process group (``os.setsid``); a thread kills that group once
+A worker leaves its parent's process group (``os.setpgid``); a thread kills that group once
 the sweep's end of a lifeline pipe closes (the sweep exited or was killed), and the kernel
 kills the worker when the fork server dies (Linux ``PR_SET_PDEATHSIG``): a killed sweep
 leaves no worker behind, even one stuck in a step.
@@ -80,9 +80,14 @@ def main(conn, lifeline, spec: JobSpec) -> None:
 
 
 def _detach(lifeline) -> None:
-    """Own process group; die with the sweep (lifeline) and with the fork server (Linux death signal)."""
+    """Own process group; die with the sweep (lifeline) and with the fork server (Linux death signal).
+
+    The worker stays in the sweep's session: with Linux's autogroup scheduling, CPU time is
+    shared between sessions first, so a worker in a session of its own would win a larger share
+    of a busy machine the more workers run, and co-located jobs would look faster than they are.
+    """
     parent = os.getppid()
-    os.setsid()
+    os.setpgid(0, 0)
     threading.Thread(target=_watch, args=(lifeline,), name="coloc-lifeline", daemon=True).start()
     try:
         libc = ctypes.CDLL(None, use_errno=True)
