@@ -276,5 +276,6 @@ def test_figures_are_written(tmp_path):
     heat = plots.save(plots_profile.slowdown_heatmap(pairs), tmp_path / "heat.png")
     spread = plots.save(plots_profile.repeat_spread(profiler.jobs_table(records)), tmp_path / "spread.png")
     assert heat.stat().st_size > 10_000 and spread.stat().st_size > 10_000
+    assert plots.save(plots_profile.slowdown_heatmap(pairs.iloc[:0]), tmp_path / "none.png").exists()
     with pytest.raises(ValueError, match="pass device="):
         plots_profile.slowdown_heatmap(pd.concat([pairs, pairs.assign(device="other")]))

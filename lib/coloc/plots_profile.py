@@ -19,6 +19,11 @@ SOURCE = "measured by coloc.profiler on this machine"
 
 def slowdown_heatmap(pairs: pd.DataFrame, device: str | None = None, source: str = SOURCE) -> plt.Figure:
     """Normalized throughput of the row job next to the column job (median of repeats; x: did not run)."""
+    if pairs.empty:  # e.g. only sets of three were measured
+        fig, ax = plt.subplots(figsize=(6, 2))
+        ax.axis("off")
+        ax.text(0.5, 0.5, f"no pairs measured ({source})", ha="center", va="center")
+        return fig
     device = device or _only_device(pairs)
     sub = pairs[pairs["device"] == device]
     matrix = norm_matrix(sub)
