@@ -91,17 +91,30 @@ profiler.run(profiler.plan([{A!r}, {B!r}], shuffle=False), sys.argv[1], settings
 """.format(A=A, B=B)
 
 
+def descendants(pid: int) -> list:
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+
+
+def parent(process) -> int | None:
+    try:
+        return process.ppid()
+    except psutil.NoSuchProcess:
+        return None
+
+
 def start_sweep_and_wait_for_the_hang(log):
     """A sweep in its own process: A solo is logged, then B (solo) hangs inside its window."""
     sweep = subprocess.Popen([sys.executable, "-c", SWEEP, str(log), "hang"], stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         lines = log.read_text().splitlines() if log.exists() else []
-        family = psutil.Process(sweep.pid).children(recursive=True)
-        workers = [p for p in family if p.ppid() != sweep.pid]  # forked by the fork server
+        workers = [p for p in descendants(sweep.pid) if parent(p) not in (sweep.pid, None)]  # by the fork server
         if len(lines) == 1 and workers:
             time.sleep(1.0)  # B is past its barrier, sleeping in the injected hang
-            return sweep, psutil.Process(sweep.pid).children(recursive=True)
+            return sweep, descendants(sweep.pid)
         assert sweep.poll() is None, sweep.stderr.read()
         time.sleep(0.1)
     sweep.kill()
