@@ -87,7 +87,9 @@ class Predictions:
         """Read the predictors' Parquet files; a path of None or '' is skipped."""
         pairs = pd.read_parquet(pairs_path) if pairs_path else None
         util = pd.read_parquet(util_path) if util_path else None
-        source = f"{predictor_norm} from {pairs_path}; {predictor_util} from {util_path}"
+        parts = [f"{name} from {path}" for name, path in ((predictor_norm, pairs_path), (predictor_util, util_path))
+                 if path]
+        source = "; ".join(parts)
         return cls.from_frames(pairs, util, predictor_norm, predictor_util, source=source, seed=seed)
 
     @classmethod
