@@ -10,6 +10,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/features.smk"
 include: "workflow/rules/profiling.smk"
+include: "workflow/rules/predictors.smk"
 
 
 rule all:

@@ -30,10 +30,15 @@ def predicted_vs_measured(predictions: pd.DataFrame, predictors, source: str, pr
     cols = min(n, 3)
     fig, axes = plt.subplots(int(np.ceil(n / cols)), cols, figsize=(4 * cols, 3.8 * np.ceil(n / cols)),
                              squeeze=False, sharex=True, sharey=True)
+    colors = dict(zip(sorted(rows["device"].unique()), sns.color_palette("colorblind")))
     for ax, name in zip(axes.flat, predictors):
         part = rows[rows["predictor"] == name]
-        sns.scatterplot(data=part, x="norm", y="pred", hue="device", s=10, alpha=0.6, ax=ax, legend=ax is axes.flat[0])
+        for device, color in colors.items():
+            sub = part[part["device"] == device]
+            ax.scatter(sub["norm"], sub["pred"], s=6, alpha=0.5, color=color, label=device, rasterized=True)
         ax.plot([0, 1.1], [0, 1.1], color="grey", lw=1, ls="--")
+        if ax is axes.flat[0]:
+            ax.legend(fontsize=7, markerscale=2)
         mape = part["ape"].mean()
         ax.set(title=f"{name} (MAPE {mape:.1f}%)", xlabel="measured normalized throughput",
                ylabel="predicted", xlim=(0, 1.1), ylim=(0, 1.3))
@@ -78,7 +83,9 @@ def family_errors(scores: pd.DataFrame, predictors, source: str, protocol: str) 
 def utilization_scatter(utilization: pd.DataFrame, source: str, protocol: str) -> plt.Figure:
     """Horus: predicted vs label solo utilization, out-of-fold, coloured by device."""
     fig, ax = plt.subplots(figsize=(5, 4.5))
-    sns.scatterplot(data=utilization, x="util", y="pred_util", hue="device", s=18, ax=ax)
+    for device, sub in utilization.groupby("device"):
+        ax.scatter(sub["util"], sub["pred_util"], s=14, label=device)
+    ax.legend(fontsize=8)
     top = max(float(utilization[["util", "pred_util"]].max().max()), 0.05) * 1.1
     ax.plot([0, top], [0, top], color="grey", lw=1, ls="--")
     kinds = ", ".join(sorted(utilization["util_source"].unique()))

@@ -28,7 +28,7 @@ rule predictors:
             kind=["scatter", "error_cdf", "family_mape"],
         ),
     params:
-        settings=as_yaml({key: config["predictors"][key] for key in ("protocols", "seeds", "folds", "models", "targets")}),
+        settings=as_yaml({key: config["predictors"][key] for key in ("protocols", "seeds", "folds", "families", "models", "targets")}),
     threads: config["predictors"]["workers"]
     log:
         notebook="results/notebooks/03_predictors.ipynb",

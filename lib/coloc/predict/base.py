@@ -13,7 +13,7 @@ False: they did not fit on the device) are never regression targets.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -35,6 +35,9 @@ class Tables:
     solo: pd.DataFrame  # device, workload, throughput
     pairs: pd.DataFrame  # device, workload_a, workload_b, tput_a, tput_b, norm_a, norm_b, feasible
     devices: pd.DataFrame  # coloc.devices table (name, kind, peak_flops, ...)
+    # Frames derived from workloads, solo and devices only (never from pairs), computed once
+    # (e.g. the per-job frame of coloc.predict.inputs); shared by with_pairs().
+    cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self):
         _require(self.workloads, ("workload", "family", "batch_size"), "workloads")
@@ -51,8 +54,14 @@ class Tables:
         if missing_d:
             raise KeyError(f"{what}: devices {missing_d} have no row in the device table")
 
+    def with_pairs(self, pairs: pd.DataFrame) -> "Tables":
+        """The same job types, solo rows and devices with other pairs (the cache is shared)."""
+        return Tables(self.workloads, self.solo, pairs, self.devices, self.cache)
+
     def subset(self, pairs: pd.DataFrame, workloads=None, devices=None) -> "Tables":
         """Training tables: these pairs, and only the given job types and devices everywhere."""
+        if workloads is None and devices is None:
+            return self.with_pairs(pairs.reset_index(drop=True))
         wl = self.workloads if workloads is None else self.workloads[self.workloads["workload"].isin(workloads)]
         dev = self.devices if devices is None else self.devices[self.devices["name"].isin(devices)]
         keep = self.solo["workload"].isin(wl["workload"]) & self.solo["device"].isin(dev["name"])

@@ -32,8 +32,14 @@ def achieved_util(tables: Tables) -> pd.DataFrame:
 def job_frame(tables: Tables) -> pd.DataFrame:
     """One row per (device, workload) of ``solo``: graph features, solo columns, device columns.
 
-    Indexed by (device, workload); raw values (no transform).
+    Indexed by (device, workload); raw values (no transform). Computed once per ``tables``.
     """
+    if "job_frame" not in tables.cache:
+        tables.cache["job_frame"] = _job_frame(tables)
+    return tables.cache["job_frame"]
+
+
+def _job_frame(tables: Tables) -> pd.DataFrame:
     if "flops_step" not in tables.workloads.columns:
         raise KeyError("workloads table: column 'flops_step' (training-step FLOPs) is required")
     tables.check_covers(tables.solo["device"], tables.solo["workload"], "solo table")
@@ -52,11 +58,11 @@ def job_frame(tables: Tables) -> pd.DataFrame:
 def lookup(frame: pd.DataFrame, devices, workloads, what: str) -> pd.DataFrame:
     """Rows of ``frame`` for aligned (device, workload) keys; KeyError naming a missing one."""
     keys = pd.MultiIndex.from_arrays([list(devices), list(workloads)])
-    missing = ~keys.isin(frame.index)
-    if missing.any():
-        device, workload = keys[missing][0]
+    pos = frame.index.get_indexer(keys)
+    if (pos < 0).any():
+        device, workload = keys[np.flatnonzero(pos < 0)[0]]
         raise KeyError(f"{what}: no solo row for device={device!r} workload={workload!r} in the context tables")
-    return frame.loc[keys]
+    return frame.iloc[pos]
 
 
 def exploded(queries: pd.DataFrame) -> pd.DataFrame:

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from coloc.datasets import family_of
 from coloc.devices import device_table
 from coloc.predict.base import Tables
 from coloc.predict.evaluate import (PRED_COLUMNS, UTIL_COLUMNS, Evaluation, evaluate, scores_of, summary,
@@ -20,8 +21,8 @@ from coloc.predict.evaluate import (PRED_COLUMNS, UTIL_COLUMNS, Evaluation, eval
 from coloc.predict.protocols import ProtocolSkipped
 
 
-def load_tables(workloads_path, solo_path, pairs_path) -> Tables:
-    """The tables of one data source, restricted to the job types it measured.
+def load_tables(workloads_path, solo_path, pairs_path, families=None) -> Tables:
+    """The tables of one data source, restricted to the job types it measured (and to ``families``).
 
     Solo rows without a positive finite throughput (a job that did not run alone) are
     dropped, and so are the pairs that involve them; the device table comes from
@@ -30,6 +31,9 @@ def load_tables(workloads_path, solo_path, pairs_path) -> Tables:
     workloads = pd.read_parquet(workloads_path)
     solo = pd.read_parquet(solo_path)
     pairs = pd.read_parquet(pairs_path)
+    if families:
+        solo = solo[solo["workload"].map(family_of).isin(families)]
+        pairs = pairs[pairs["workload_a"].map(family_of).isin(families) & pairs["workload_b"].map(family_of).isin(families)]
     ok = np.isfinite(solo["throughput"].astype(float)) & (solo["throughput"].astype(float) > 0)
     solo = solo[ok].reset_index(drop=True)
     known = set(zip(solo["device"], solo["workload"]))
