@@ -261,6 +261,28 @@ def test_spread_and_summary_report_the_repeat_spread():
     assert summary["norm_min"] == pytest.approx(5.5 / 11.5)  # A next to A
 
 
+def test_a_repeat_disturbed_by_other_processes_is_left_out_while_a_calm_one_exists():
+    records = [
+        _record([A], 0, [10.0], other=2.0), _record([A], 1, [5.0], other=60.0), _record([A], 2, [11.0], other=5.0),
+        _record([B], 0, [4.0], other=40.0), _record([B], 1, [3.0], other=50.0),
+        _record([A, B], 0, [5.0, 2.0], other=3.0), _record([A, B], 1, [2.0, 1.0], other=70.0),
+    ]
+    solo = profiler.solo_table(records).set_index("workload")
+    assert solo.loc[A, "throughput"] == pytest.approx(10.5) and solo.loc[A, "repeats"] == 2
+    assert solo.loc[A, "disturbed_repeats"] == 1
+    assert solo.loc[B, "throughput"] == pytest.approx(3.5) and solo.loc[B, "repeats"] == 2  # none calm: all kept
+    pair = profiler.pairs_table(records).iloc[0]
+    assert pair["tput_a"] == 5.0 and pair["repeats"] == 1 and pair["disturbed_repeats"] == 1
+    assert pair["norm_a"] == pytest.approx(5.0 / 10.5)
+    kept = profiler.solo_table(records, max_other_load_pct=None).set_index("workload")
+    assert kept.loc[A, "throughput"] == pytest.approx(10.0) and kept.loc[A, "disturbed_repeats"] == 0
+    spread = profiler.spread_table(records).set_index(["set", "slot"])
+    assert spread.loc[(A, 0), "spread"] == pytest.approx(1.0 / 10.5)
+    assert spread.loc[(A, 0), "spread_all"] == pytest.approx(6.0 / np.mean([10.0, 5.0, 11.0]))
+    summary = profiler.summary(records)
+    assert summary["disturbed"] == 4 and summary["within_10pct"] == pytest.approx(1 / 2)
+
+
 def test_tables_keep_the_last_record_of_a_key_logged_twice():
     records = _records() + [_record([B, B], 0, [2.0, 2.0])]  # a retried failure
     pairs = profiler.pairs_table(records).set_index(["workload_a", "workload_b"])

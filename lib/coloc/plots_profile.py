@@ -57,35 +57,50 @@ def norm_matrix(pairs: pd.DataFrame) -> pd.DataFrame:
 
 
 def repeat_spread(jobs: pd.DataFrame, band: float = 0.10, source: str = SOURCE) -> plt.Figure:
-    """Each repeat's throughput relative to the mean of its repeats, per job in each set.
+    """Each repeat's throughput relative to the mean of the repeats the tables use, per job in each set.
 
-    The shaded band is 1 ± band/2: repeats inside it are within ``band`` of each other.
-    Points are coloured by the other processes' load on the device's cores while measuring.
+    ``jobs`` is :func:`coloc.profiler.jobs_table`. Dots: repeats the tables use; crosses: repeats
+    left out as disturbed by other processes. Colour: the other processes' load on the device's
+    cores. The shaded band is 1 ± band/2: repeats inside it are within ``band`` of each other.
     """
     ok = jobs[jobs["feasible"]].copy()
     ok["label"] = np.where(ok["partners"].fillna("") == "", ok["workload"] + "  (solo)",
                            ok["workload"] + "  next to " + ok["partners"].fillna(""))
-    ok["relative"] = ok["throughput"] / ok.groupby(["device", "set", "slot"])["throughput"].transform("mean")
+    keys = ["device", "set", "slot"]
+    used_mean = ok["throughput"].where(ok["used"]).groupby([ok[k] for k in keys]).transform("mean")
+    ok["relative"] = ok["throughput"] / used_mean
     order = sorted(ok["label"].unique(), key=lambda s: (" next to " in s, s))
-    fig, ax = plt.subplots(figsize=(9, 1.2 + 0.32 * max(len(order), 1)))
+    rows = ok["label"].map({s: i for i, s in enumerate(order)})
+    fig, ax = plt.subplots(figsize=(9, 1.4 + 0.32 * max(len(order), 1)))
     ax.axvspan(1 - band / 2, 1 + band / 2, color="0.92", zorder=0, label=f"1 ± {band / 2:.0%}")
     load = ok["other_cpu_pct"].fillna(0.0)
-    points = ax.scatter(ok["relative"], ok["label"].map({s: i for i, s in enumerate(order)}), c=load,
-                        cmap="magma_r", vmin=0, vmax=max(50.0, float(load.max()) if len(load) else 50.0),
-                        s=36, edgecolor="0.2", linewidth=0.5, zorder=3)
+    vmax = max(50.0, float(load.max()) if len(load) else 50.0)
+    for used, marker, label in ((True, "o", "used by the tables"), (False, "X", "left out: disturbed")):
+        pick = ok["used"] == used
+        points = ax.scatter(ok.loc[pick, "relative"], rows[pick], c=load[pick], cmap="magma_r", vmin=0, vmax=vmax,
+                            marker=marker, s=40, edgecolor="0.2", linewidth=0.5, zorder=3, label=label)
     ax.set_yticks(range(len(order)), order, fontsize=8)
     ax.invert_yaxis()
     ax.axvline(1.0, color="0.4", linewidth=0.8)
     fig.colorbar(points, ax=ax, label="other processes' load on the cores (%)")
-    spread = (ok.groupby(["device", "set", "slot"])["relative"].agg(lambda s: s.max() - s.min()))
+    used_spread = _spread(ok[ok["used"]], keys)
+    all_spread = _spread(ok, keys)
     devices = ", ".join(sorted(ok["device"].unique()))
-    ax.set_xlabel("throughput of a repeat / mean of its repeats")
+    ax.set_xlabel("throughput of a repeat / mean of the repeats used")
     ax.set_title(f"Spread of repeated measurements, {devices} ({source})\n"
-                 f"(max - min) / mean: median {spread.median():.1%}, largest {spread.max():.1%}, "
-                 f"{(spread <= band).mean():.0%} of jobs' repeats within {band:.0%} of each other", fontsize=10)
-    ax.legend(loc="lower right", fontsize=8)
+                 f"(max - min) / mean over the repeats used: median {used_spread.median():.1%}, "
+                 f"{(used_spread <= band).mean():.0%} within {band:.0%}; over all repeats: median "
+                 f"{all_spread.median():.1%}, {(all_spread <= band).mean():.0%} within {band:.0%}", fontsize=9)
+    ax.legend(loc="upper left", fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def _spread(jobs: pd.DataFrame, keys: list[str]) -> pd.Series:
+    """(max - min) / mean of throughput per job in each set, over sets with two or more repeats."""
+    grouped = jobs.groupby(keys)["throughput"]
+    spread = (grouped.max() - grouped.min()) / grouped.mean()
+    return spread[grouped.size() > 1]
 
 
 def _only_device(table: pd.DataFrame) -> str:

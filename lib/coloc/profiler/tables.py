@@ -1,8 +1,10 @@
 """From the measurement log to the ``solo`` and ``pairs`` tables of DESIGN.md.
 
-Throughputs are the median over repeats (robust to one repeat disturbed by other processes;
-the mean for two); other measured columns are means. ``norm_a`` = ``tput_a`` / solo throughput
-of a, as in the contract. The spread columns normalize each repeat by the solo measurement of the
+Throughputs are the median over repeats (the mean for two); other measured columns are means.
+A repeat during which other processes used more than ``max_other_load_pct`` of the device's
+cores is *disturbed* (on this shared 2-core machine such repeats ran up to 2x slower); it is
+left out wherever an undisturbed repeat of the same set exists, and counted in
+``disturbed_repeats``. ``norm_a`` = ``tput_a`` / solo throughput of a, as in the contract. The spread columns normalize each repeat by the solo measurement of the
 same round (taken minutes apart at most), so slow changes of the machine's load cancel.
 A set is feasible only when every repeat of it succeeded; an infeasible pair has throughputs
 0 and NaN norms (Gavel's convention) and the first error. Extra columns: ``repeats``,
@@ -18,6 +20,8 @@ import pandas as pd
 
 from .errors import ProfilerError
 
+DISTURBED_PCT = 10.0  # other processes' share of the device's cores above which a repeat is disturbed
+
 _DEVICE_METRICS = ("gpu_util", "mem_util", "mem_used_bytes", "sm_clock_mhz", "pcie_rx_bytes_s", "pcie_tx_bytes_s",
                    "power_w", "cpu_busy_pct", "other_cpu_pct")
 _JOB_COLUMNS = ("device", "set", "kind", "repeat", "slot", "workload", "partners", "feasible", "error", "throughput",
@@ -25,8 +29,12 @@ _JOB_COLUMNS = ("device", "set", "kind", "repeat", "slot", "workload", "partners
                 "window_overlap", *_DEVICE_METRICS, "started_utc", "key")
 
 
-def jobs_table(records: list[dict]) -> pd.DataFrame:
-    """One row per job of every measurement record (repeats kept apart; a key logged twice: the last)."""
+def jobs_table(records: list[dict], max_other_load_pct: float | None = DISTURBED_PCT) -> pd.DataFrame:
+    """One row per job of every measurement record (repeats kept apart; a key logged twice: the last).
+
+    ``disturbed``: other processes used more than ``max_other_load_pct`` % of the cores (None:
+    never); ``used``: feasible, and undisturbed unless no repeat of the set is.
+    """
     rows = []
     for record in records:
         _check(record)
@@ -37,6 +45,11 @@ def jobs_table(records: list[dict]) -> pd.DataFrame:
     for column in _JOB_COLUMNS[9:-2]:
         table[column] = pd.to_numeric(table[column], errors="coerce").astype(float)
     table["feasible"] = table["feasible"].astype(bool)
+    limit = np.inf if max_other_load_pct is None else max_other_load_pct
+    table["disturbed"] = table["other_cpu_pct"].fillna(0.0) > limit
+    calm = table["feasible"] & ~table["disturbed"]
+    any_calm = calm.groupby([table["device"], table["set"]]).transform("any")
+    table["used"] = table["feasible"] & (calm | ~any_calm)
     return table
 
 
@@ -65,36 +78,39 @@ def _job_row(record: dict, job: dict) -> dict:
     }
 
 
-def solo_table(records: list[dict]) -> pd.DataFrame:
+def solo_table(records: list[dict], max_other_load_pct: float | None = DISTURBED_PCT) -> pd.DataFrame:
     """The ``solo`` table: device, workload, throughput (median over repeats), measured columns, spread."""
-    jobs = jobs_table(records)
+    jobs = jobs_table(records, max_other_load_pct)
     solo = jobs[jobs["kind"] == "solo"]
-    columns = ["device", "workload", "throughput", "throughput_std", "repeats", "failed_repeats", "feasible", "error",
+    columns = ["device", "workload", "throughput", "throughput_std", "repeats", "failed_repeats",
+               "disturbed_repeats", "feasible", "error",
                "cpu_util", "mem_bytes", "gpu_util", "mem_util", "sm_util", "pcie_bytes_s", "power_w", "other_cpu_pct"]
     if solo.empty:
         return pd.DataFrame(columns=columns)
     solo = solo.assign(pcie_bytes_s=solo["pcie_rx_bytes_s"] + solo["pcie_tx_bytes_s"])
     rows = []
     for (device, workload), group in solo.groupby(["device", "workload"], sort=True):
-        ok = group[group["feasible"]]
-        feasible = len(ok) == len(group)
+        ok = group[group["used"]]
+        feasible = bool(group["feasible"].all())
         row = {"device": device, "workload": workload,
                "throughput": ok["throughput"].median() if feasible else np.nan,
                "throughput_std": ok["throughput"].std(ddof=0) if feasible else np.nan,
-               "repeats": len(ok), "failed_repeats": len(group) - len(ok), "feasible": feasible,
+               "repeats": len(ok), "failed_repeats": int((~group["feasible"]).sum()),
+               "disturbed_repeats": int((group["feasible"] & ~group["used"]).sum()), "feasible": feasible,
                "error": _first_error(group)}
-        for column in columns[8:]:
+        for column in columns[9:]:
             row[column] = ok[column].mean() if feasible and ok[column].notna().any() else np.nan
         rows.append(row)
     return pd.DataFrame(rows, columns=columns)
 
 
-def pairs_table(records: list[dict], solo: pd.DataFrame | None = None) -> pd.DataFrame:
+def pairs_table(records: list[dict], solo: pd.DataFrame | None = None,
+                max_other_load_pct: float | None = DISTURBED_PCT) -> pd.DataFrame:
     """The ``pairs`` table: one row per unordered pair (``workload_a <= workload_b``), medians over repeats."""
-    jobs = jobs_table(records)
-    solo = solo_table(records) if solo is None else solo
+    jobs = jobs_table(records, max_other_load_pct)
+    solo = solo_table(records, max_other_load_pct) if solo is None else solo
     columns = ["device", "workload_a", "workload_b", "tput_a", "tput_b", "norm_a", "norm_b", "feasible", "repeats",
-               "failed_repeats", "error", "tput_a_std", "tput_b_std", "norm_a_std", "norm_b_std", "cpu_util_a",
+               "failed_repeats", "disturbed_repeats", "error", "tput_a_std", "tput_b_std", "norm_a_std", "norm_b_std", "cpu_util_a",
                "cpu_util_b", "mem_bytes_a", "mem_bytes_b", "other_cpu_pct"]
     pairs = jobs[jobs["kind"] == "pair"]
     if pairs.empty:
@@ -106,9 +122,11 @@ def pairs_table(records: list[dict], solo: pd.DataFrame | None = None) -> pd.Dat
         a, b = name.split("+")
         repeats = group.pivot(index="repeat", columns="slot")
         feasible = bool(repeats["feasible"].all().all())
-        ok = repeats[repeats["feasible"][0]]
+        ok = repeats[repeats["used"][0]]
+        failed = int((~repeats["feasible"][0]).sum())
         row = {"device": device, "workload_a": a, "workload_b": b, "feasible": feasible, "repeats": len(ok),
-               "failed_repeats": len(repeats) - len(ok), "error": _first_error(group),
+               "failed_repeats": failed, "disturbed_repeats": len(repeats) - len(ok) - failed,
+               "error": _first_error(group),
                "other_cpu_pct": ok["other_cpu_pct"][0].mean() if len(ok) else np.nan}
         for slot, side, workload in ((0, "a", a), (1, "b", b)):
             solo_tput = solo_mean.get((device, workload), np.nan)
@@ -127,7 +145,7 @@ def pairs_table(records: list[dict], solo: pd.DataFrame | None = None) -> pd.Dat
 
 
 def _solo_per_round(jobs: pd.DataFrame) -> dict:
-    solo = jobs[(jobs["kind"] == "solo") & jobs["feasible"]]
+    solo = jobs[(jobs["kind"] == "solo") & jobs["used"]]
     return {(d, w, r): t for d, w, r, t in solo[["device", "workload", "repeat", "throughput"]].itertuples(index=False)}
 
 
@@ -136,35 +154,44 @@ def _first_error(group: pd.DataFrame):
     return errors.iloc[0] if len(errors) else None
 
 
-def spread_table(records: list[dict]) -> pd.DataFrame:
-    """Spread of repeated measurements of each job in each set: mean, std, min, max, and
-    ``spread`` = (max - min) / mean, the largest relative difference between two repeats."""
-    jobs = jobs_table(records)
+def spread_table(records: list[dict], max_other_load_pct: float | None = DISTURBED_PCT) -> pd.DataFrame:
+    """Spread of repeated measurements of each job in each set: over the repeats used (``spread``)
+    and over every successful repeat (``spread_all``); spread = (max - min) / mean."""
+    jobs = jobs_table(records, max_other_load_pct)
     jobs = jobs[jobs["feasible"]]
+    keys = ["device", "set", "kind", "slot", "workload"]
+    columns = [*keys, "repeats", "mean", "std", "min", "max", "spread", "repeats_all", "spread_all"]
     if jobs.empty:
-        return pd.DataFrame(columns=["device", "set", "kind", "slot", "workload", "repeats", "mean", "std", "min",
-                                     "max", "spread"])
-    grouped = jobs.groupby(["device", "set", "kind", "slot", "workload"], sort=True)["throughput"]
-    table = grouped.agg(repeats="size", mean="mean", std=lambda s: s.std(ddof=0), min="min", max="max").reset_index()
+        return pd.DataFrame(columns=columns)
+    used = jobs[jobs["used"]].groupby(keys, sort=True)["throughput"]
+    table = used.agg(repeats="size", mean="mean", std=lambda s: s.std(ddof=0), min="min", max="max").reset_index()
     table["spread"] = (table["max"] - table["min"]) / table["mean"]
-    return table
+    every = jobs.groupby(keys, sort=True)["throughput"].agg(
+        repeats_all="size", spread_all=lambda s: (s.max() - s.min()) / s.mean()).reset_index()
+    return table.merge(every, on=keys)[columns]
 
 
-def summary(records: list[dict]) -> dict:
+def summary(records: list[dict], max_other_load_pct: float | None = DISTURBED_PCT) -> dict:
     """Headline figures of a sweep: counts, measuring time, spread of repeats, contention, load."""
-    jobs = jobs_table(records)
-    spread = spread_table(records)
-    pairs = pairs_table(records)
+    unique = list({r["key"]: r for r in records}.values())
+    jobs = jobs_table(unique, max_other_load_pct)
+    spread = spread_table(unique, max_other_load_pct)
+    pairs = pairs_table(unique, max_other_load_pct=max_other_load_pct)
     norms = pd.concat([pairs["norm_a"], pairs["norm_b"]]).dropna() if len(pairs) else pd.Series(dtype=float)
     multi = spread[spread["repeats"] > 1]
+    every = spread[spread["repeats_all"] > 1]
+    records_disturbed = jobs[jobs["feasible"]].drop_duplicates("key")["disturbed"]
     return {
         "device": ", ".join(sorted(jobs["device"].unique())),
-        "measurements": len({r["key"] for r in records}),
-        "failed": int(sum(not r["feasible"] for r in {r["key"]: r for r in records}.values())),
-        "measuring_s": float(sum(r.get("wall_s") or 0.0 for r in {r["key"]: r for r in records}.values())),
+        "measurements": len(unique),
+        "failed": int(sum(not r["feasible"] for r in unique)),
+        "disturbed": int(records_disturbed.sum()),
+        "measuring_s": float(sum(r.get("wall_s") or 0.0 for r in unique)),
         "spread_median": float(multi["spread"].median()) if len(multi) else np.nan,
         "spread_max": float(multi["spread"].max()) if len(multi) else np.nan,
         "within_10pct": float((multi["spread"] <= 0.10).mean()) if len(multi) else np.nan,
+        "spread_all_median": float(every["spread_all"].median()) if len(every) else np.nan,
+        "within_10pct_all": float((every["spread_all"] <= 0.10).mean()) if len(every) else np.nan,
         "norm_min": float(norms.min()) if len(norms) else np.nan,
         "norm_median": float(norms.median()) if len(norms) else np.nan,
         "other_cpu_pct_mean": float(jobs["other_cpu_pct"].mean()),
