@@ -137,3 +137,25 @@ def test_score_table_counts_self_pairs_once_and_groups_by_job_family():
     assert table.loc[("overall", "all"), "n"] == 3
     assert table.loc[("family", "aa"), "n"] == 2 and table.loc[("family", "bb"), "MAPE"] == pytest.approx(50.0)
     assert table.loc[("device", "k80"), "max_error"] == pytest.approx(0.2)
+
+
+@pytest.mark.parametrize("groups", [None, "family", "device"])
+def test_inner_folds_fill_every_row_once_and_never_fit_on_its_pair(groups):
+    from coloc.predict.protocols import inner_folds
+
+    tables = synthetic_tables()
+    pairs = tables.pairs[tables.pairs["feasible"]].reset_index(drop=True)
+    n = len(pairs)
+    parts = inner_folds(pairs, groups, seed=0, k=4, name="test")
+    filled = np.sum([fill for _, fill in parts], axis=0)
+    assert filled.tolist() == [1] * (2 * n)
+    jobs = pd.concat([pairs["workload_a"], pairs["workload_b"]], ignore_index=True)
+    for fit_pairs, fill in parts:
+        rows_pair = np.flatnonzero(fill) % n
+        assert not fit_pairs[rows_pair].any()  # a row's own pair is never fitted on
+        if groups == "family":  # the filled jobs' family is absent from the fit pairs
+            fam = {family_of(w) for w in jobs[fill]}
+            fitted = pairs[fit_pairs]
+            assert not fam & (set(fitted["workload_a"].map(family_of)) | set(fitted["workload_b"].map(family_of)))
+        if groups == "device":
+            assert not set(pairs.loc[rows_pair, "device"]) & set(pairs.loc[fit_pairs, "device"])

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from coloc.datasets import family_of
 
 QUERY_COLUMNS = ("device", "workload", "co_runners")
 
@@ -150,10 +149,6 @@ def result(index, pred_norm, pred_std=None) -> pd.DataFrame:
     pred_norm = np.asarray(pred_norm, float)
     std = np.full(len(pred_norm), np.nan) if pred_std is None else np.asarray(pred_std, float)
     return pd.DataFrame({"pred_norm": pred_norm, "pred_std": std}, index=index)
-
-
-def families(workloads) -> list[str]:
-    return sorted({family_of(w) for w in workloads})
 
 
 # ---------------------------------------------------------------------------- registry

@@ -66,7 +66,7 @@ class PairModel(Predictor):
         x = self._design(labels, train)
         if self.encodings:
             self.known_ = encodings.directed_rows(train.pairs)
-            x = x.join(encodings.cross_fitted(labels, train.pairs, self.seed))
+            x = x.join(encodings.cross_fitted(labels, train.pairs, self.seed, groups=self.validation_groups))
         self.features_ = list(x.columns)
         self._fit_xy(x, labels["norm"].to_numpy(float))
         return self

@@ -11,7 +11,8 @@ Edges j -> i carry the destination job i's pairwise slowdown next to j, as log(1
 ISACPP uses measured slowdowns; here the measured slowdown of a pair is that pair's
 label, so the edge must not carry it. ``edge="lgbm"`` (default): the slowdown predicted by
 the LightGBM pair baseline fitted on the training fold only, cross-fitted for the training
-graphs (each training pair's edge comes from a model fitted without that pair);
+graphs (each training pair's edge comes from a model fitted without that pair, on inner
+folds carved like the protocol's test folds);
 ``edge="constant"``: every edge carries 1 (self-loops 0), so only the graph structure is
 used. Self-loops carry slowdown 0.
 
@@ -36,7 +37,7 @@ from torch import nn
 from coloc.predict.base import InsufficientData, Predictor, Tables, pair_queries, register, register_variant, result
 from coloc.predict.baselines import LightGBMPairs
 from coloc.predict.inputs import graph_columns, job_frame, lookup
-from coloc.predict.protocols import derived_seed
+from coloc.predict.protocols import derived_seed, inner_folds
 from coloc.datasets import family_of
 from coloc.devices import ISACPP_FEATURES
 
@@ -150,21 +151,21 @@ class EdgeModel:
         queries = pd.DataFrame({"device": list(device), "workload": list(dst), "co_runners": [(s,) for s in src]})
         return slowdown(self.full_.predict(queries, context)["pred_norm"])
 
-    def training_edges(self, train: Tables) -> dict:
-        """{(device, dst, src): edge} for every training pair, each out-of-fold."""
+    def training_edges(self, train: Tables, groups: str | None = None) -> dict:
+        """{(device, dst, src): edge} for every training pair, each out-of-fold.
+
+        The folds mirror the protocol (``groups``; see :func:`coloc.predict.protocols.inner_folds`).
+        """
         pairs = train.pairs[train.pairs["feasible"].astype(bool)].reset_index(drop=True)
-        k = min(self.k, len(pairs))
-        if k < 2:
+        if len(pairs) < 2:
             raise InsufficientData(f"egat edges: {len(pairs)} training pair(s); need 2 to cross-fit")
-        order = np.random.default_rng(derived_seed(self.seed, "egat-edge-folds")).permutation(len(pairs))
+        queries = pair_queries(pairs)
         out = {}
-        for part in np.array_split(order, k):
-            rest = train.with_pairs(pairs.drop(index=part))
-            model = self._model().fit(rest)
-            held = pairs.loc[part]
-            queries = pair_queries(held)
-            values = slowdown(model.predict(queries, train)["pred_norm"])
-            for (d, w, co), v in zip(queries[["device", "workload", "co_runners"]].itertuples(index=False), values):
+        for fit_pairs, fill in inner_folds(pairs, groups, self.seed, self.k, "egat-edge-folds"):
+            model = self._model().fit(train.with_pairs(pairs[fit_pairs]))
+            held = queries[fill]
+            values = slowdown(model.predict(held, train)["pred_norm"])
+            for (d, w, co), v in zip(held[["device", "workload", "co_runners"]].itertuples(index=False), values):
                 out[(d, w, co[0])] = float(v)
         return out
 
@@ -222,7 +223,7 @@ class EGGAT(Predictor):
         known = None
         if self.edge == "lgbm":
             self.edges_ = EdgeModel(self.seed, **self.edge_params).fit(train)
-            known = self.edges_.training_edges(train)
+            known = self.edges_.training_edges(train, self.validation_groups)
         sets = [(d, (a, b)) for d, a, b in pairs[["device", "workload_a", "workload_b"]].itertuples(index=False)]
         x, e, adj, mask = set_graphs(sets, self._nodes(train), self._edge_fn(train, known))
         y = torch.tensor(pairs[["norm_a", "norm_b"]].to_numpy(np.float32))

@@ -10,11 +10,12 @@ From the directed training rows (device, job, co-runner, norm) of the training f
 * ``enc_fam_dev``: mean normalized throughput of the job's family next to the co-runner's
   family on this device,
 
-with ``enc_n_*`` counts; NaN where the training pairs say nothing (e.g. a held-out family).
-For several co-runners the co-runner encodings are averaged. Training rows get
-cross-fitted encodings (K-fold over the training pairs: a row's encodings come from the
-other folds), so no row's encoding contains its own label, and training sees encodings as
-incomplete as those of a new pair.
+with ``enc_n_*`` counts; NaN where the training pairs say nothing (e.g. a held-out family);
+``enc_near`` is a kernel average over the batch-size neighbours of the pair (same device and
+family pair). For several co-runners the co-runner encodings are averaged. Training rows get
+cross-fitted encodings (a row's encodings come from pairs of other folds, carved like the
+protocol's test folds), so no row's encoding contains its own label, and training sees
+encodings as incomplete as those of a new pair.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import pandas as pd
 
 from coloc.datasets import family_of
 from coloc.predict.base import pair_labels
-from coloc.predict.protocols import derived_seed
+from coloc.predict.protocols import inner_folds
 
 KEYS = {  # encoding -> (columns of the directed rows it groups by)
     "sens_dev": ("device", "workload"),
@@ -93,24 +94,23 @@ def _near(flat: pd.DataFrame, known: pd.DataFrame, scale: float = 1.0):
     return mean, weight
 
 
-def cross_fitted(labels: pd.DataFrame, pairs: pd.DataFrame, seed: int, k: int = 5) -> pd.DataFrame:
-    """Encodings of the training rows ``labels`` (from :func:`pair_labels` of ``pairs``), K-fold.
+def cross_fitted(labels: pd.DataFrame, pairs: pd.DataFrame, seed: int, k: int = 5,
+                 groups: str | None = None) -> pd.DataFrame:
+    """Encodings of the training rows ``labels`` (from :func:`pair_labels` of ``pairs``), out-of-fold.
 
     ``labels`` must be ``pair_labels(pairs)``: rows i and i + n are the two jobs of feasible pair i.
+    The folds mirror the protocol (``groups``: None, "family" or "device"; see
+    :func:`coloc.predict.protocols.inner_folds`), so a training row's encodings are as incomplete
+    as a test row's (e.g. under leave-one-family-out, a job's own-family encodings are missing).
     """
     feasible = pairs[pairs["feasible"].astype(bool)].reset_index(drop=True)
     n = len(feasible)
     if len(labels) != 2 * n:
         raise ValueError(f"encodings: {len(labels)} training rows for {n} feasible pairs; expected {2 * n}")
+    if n < 2:
+        return encode(labels, directed_rows(feasible).iloc[:0])
     rows = directed_rows(feasible)
-    order = np.random.default_rng(derived_seed(seed, "encoding-folds")).permutation(n)
     parts = []
-    for part in np.array_split(order, min(k, n)) if n >= 2 else []:
-        held = np.zeros(n, bool)
-        held[part] = True
-        both = np.concatenate([held, held])
-        enc = encode(labels[both], rows[~both])
-        parts.append(enc)
-    if not parts:
-        return encode(labels, rows.iloc[:0])
+    for fit_pairs, fill in inner_folds(feasible, groups, seed, k, "encoding-folds"):
+        parts.append(encode(labels[fill], rows[np.concatenate([fit_pairs, fit_pairs])]))
     return pd.concat(parts).loc[labels.index]

@@ -23,12 +23,6 @@ def graph_columns(workloads: pd.DataFrame) -> list[str]:
     return [c for c in numeric if c != "workload"]
 
 
-def achieved_util(tables: Tables) -> pd.DataFrame:
-    """device, workload, util: solo iterations/s x flops_step / peak FLOP/s (NaN without a peak)."""
-    frame = job_frame(tables)
-    return frame[["util"]].reset_index()
-
-
 def job_frame(tables: Tables) -> pd.DataFrame:
     """One row per (device, workload) of ``solo``: graph features, solo columns, device columns.
 

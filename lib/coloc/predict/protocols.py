@@ -114,6 +114,42 @@ def _device_folds(tables: Tables) -> list[Fold]:
     return out
 
 
+# ---------------------------------------------------------------------------- inner cross-fitting
+
+
+def inner_folds(pairs: pd.DataFrame, groups: str | None, seed: int, k: int, name: str):
+    """Cross-fitting inside a training fold, carved like the protocol's test folds.
+
+    ``pairs``: the feasible training pairs (rows 0..n-1); their directed rows are i (job a)
+    and n + i (job b), as :func:`coloc.predict.base.pair_labels` orders them. Returns a list
+    of (fit_pairs, fill_rows): boolean masks over the n pairs to fit on and over the 2n
+    directed rows whose out-of-fold value that fit supplies. ``groups`` None: K random folds
+    of pairs; "family": per family, the pairs touching it are held out and fill the rows of
+    that family's jobs; "device": per device. Falls back to random folds when there is one
+    group only. Every directed row is filled exactly once.
+    """
+    n = len(pairs)
+    if groups == "family":
+        fam_a, fam_b = pairs["workload_a"].map(family_of).to_numpy(), pairs["workload_b"].map(family_of).to_numpy()
+        fams = sorted(set(fam_a) | set(fam_b))
+        if len(fams) > 1:
+            job_fam = np.concatenate([fam_a, fam_b])
+            return [(~((fam_a == f) | (fam_b == f)), job_fam == f) for f in fams]
+    elif groups == "device":
+        dev = pairs["device"].to_numpy()
+        if len(set(dev)) > 1:
+            return [(dev != d, np.concatenate([dev == d, dev == d])) for d in sorted(set(dev))]
+    elif groups is not None:
+        raise KeyError(f"inner folds: groups {groups!r}; expected None, 'family' or 'device'")
+    order = np.random.default_rng(derived_seed(seed, name)).permutation(n)
+    out = []
+    for part in np.array_split(order, min(k, n)):
+        held = np.zeros(n, bool)
+        held[part] = True
+        out.append((~held, np.concatenate([held, held])))
+    return out
+
+
 # ---------------------------------------------------------------------------- utilization folds
 
 
