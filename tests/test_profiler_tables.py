@@ -54,6 +54,33 @@ def test_settings_reject_bad_values_and_unknown_faults():
         profiler.Settings(faults=((A, "explode"),))
 
 
+def test_extra_rounds_measure_only_sets_short_of_two_calm_repeats_within_the_budget():
+    from coloc.profiler.sweep import _top_up
+
+    plan = profiler.plan([A, B], repeats=2, shuffle=False)
+    load = {((A,), 0): 2.0, ((A,), 1): 50.0, ((B,), 0): 1.0, ((B,), 1): 3.0}  # A solo: one calm repeat
+    records = [_record(list(m.workloads), m.repeat, [1.0] * len(m.workloads),
+                       other=load.get((m.workloads, m.repeat), 0.0)) for m in plan]
+    calls = []
+
+    def measure_calm_for_this_test(m):  # stands in for the sweep's measure-or-reuse: a calm, 4 s measurement
+        calls.append((m.workloads, m.repeat))
+        return _record(list(m.workloads), m.repeat, [1.0] * len(m.workloads), other=0.0), True
+
+    extra = _top_up(plan, records, measure_calm_for_this_test, profiler.TopUp(rounds=3, budget_s=60), seed=0)
+    assert calls == [((A,), 2)] and len(extra) == 1  # A then has two calm repeats: no further round
+    calls.clear()
+    records[0]["device_metrics"]["other_cpu_pct"] = 40.0  # now A solo has none calm: it needs two more rounds
+    _top_up(plan, records, measure_calm_for_this_test, profiler.TopUp(rounds=3, budget_s=60), seed=0)
+    assert calls == [((A,), 2), ((A,), 3)]
+    calls.clear()
+    _top_up(plan, records, measure_calm_for_this_test, profiler.TopUp(rounds=3, budget_s=3), seed=0)
+    assert calls == [((A,), 2)]  # the 4 s measurement used up the 3 s budget
+    busy = [dict(r, device_metrics={"other_cpu_pct": 80.0}) for r in records]
+    with pytest.warns(RuntimeWarning, match="no extra rounds"):
+        assert _top_up(plan, busy, measure_calm_for_this_test, profiler.TopUp(rounds=3, budget_s=60), seed=0) == []
+
+
 # ---------------------------------------------------------------------------- device
 
 
@@ -261,26 +288,33 @@ def test_spread_and_summary_report_the_repeat_spread():
     assert summary["norm_min"] == pytest.approx(5.5 / 11.5)  # A next to A
 
 
-def test_a_repeat_disturbed_by_other_processes_is_left_out_while_a_calm_one_exists():
+def test_disturbed_repeats_are_left_out_only_when_every_set_has_a_calm_one():
     records = [
         _record([A], 0, [10.0], other=2.0), _record([A], 1, [5.0], other=60.0), _record([A], 2, [11.0], other=5.0),
-        _record([B], 0, [4.0], other=40.0), _record([B], 1, [3.0], other=50.0),
+        _record([B], 0, [4.0], other=4.0), _record([B], 1, [3.0], other=50.0),
         _record([A, B], 0, [5.0, 2.0], other=3.0), _record([A, B], 1, [2.0, 1.0], other=70.0),
     ]
     solo = profiler.solo_table(records).set_index("workload")
     assert solo.loc[A, "throughput"] == pytest.approx(10.5) and solo.loc[A, "repeats"] == 2
-    assert solo.loc[A, "disturbed_repeats"] == 1
-    assert solo.loc[B, "throughput"] == pytest.approx(3.5) and solo.loc[B, "repeats"] == 2  # none calm: all kept
+    assert solo.loc[A, "disturbed_repeats"] == 1 and solo.loc[B, "throughput"] == 4.0
     pair = profiler.pairs_table(records).iloc[0]
     assert pair["tput_a"] == 5.0 and pair["repeats"] == 1 and pair["disturbed_repeats"] == 1
-    assert pair["norm_a"] == pytest.approx(5.0 / 10.5)
-    kept = profiler.solo_table(records, max_other_load_pct=None).set_index("workload")
-    assert kept.loc[A, "throughput"] == pytest.approx(10.0) and kept.loc[A, "disturbed_repeats"] == 0
+    assert pair["norm_a"] == pytest.approx(5.0 / 10.5) and pair["norm_b"] == pytest.approx(2.0 / 4.0)
     spread = profiler.spread_table(records).set_index(["set", "slot"])
     assert spread.loc[(A, 0), "spread"] == pytest.approx(1.0 / 10.5)
     assert spread.loc[(A, 0), "spread_all"] == pytest.approx(6.0 / np.mean([10.0, 5.0, 11.0]))
     summary = profiler.summary(records)
-    assert summary["disturbed"] == 4 and summary["within_10pct"] == pytest.approx(1 / 2)
+    assert summary["disturbed"] == 3 and summary["left_out"] == 3 and summary["within_10pct"] == 1.0
+
+    records[3]["device_metrics"]["other_cpu_pct"] = 40.0  # B solo: no calm repeat left -> every repeat counts
+    solo = profiler.solo_table(records).set_index("workload")
+    assert solo.loc[A, "throughput"] == pytest.approx(10.0) and solo.loc[A, "disturbed_repeats"] == 0
+    assert solo.loc[B, "throughput"] == pytest.approx(3.5)
+    pair = profiler.pairs_table(records).iloc[0]
+    assert pair["tput_a"] == pytest.approx(3.5) and pair["norm_a"] == pytest.approx(3.5 / 10.0)
+    assert profiler.summary(records)["left_out"] == 0
+    kept = profiler.solo_table(records[:3], max_other_load_pct=None).set_index("workload")
+    assert kept.loc[A, "throughput"] == pytest.approx(10.0)
 
 
 def test_tables_keep_the_last_record_of_a_key_logged_twice():

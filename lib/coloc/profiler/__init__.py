@@ -12,8 +12,8 @@ process), :mod:`coloc.profiler.sampler` (NVML and psutil), :mod:`coloc.profiler.
 from .errors import ProfilerError
 from .hardware import Device, resolve
 from .journal import read as read_log
-from .sweep import Measurement, Settings, plan, run
+from .sweep import Measurement, Settings, TopUp, plan, run
 from .tables import jobs_table, pairs_table, solo_table, spread_table, summary
 
-__all__ = ["ProfilerError", "Device", "resolve", "read_log", "Measurement", "Settings", "plan", "run",
+__all__ = ["ProfilerError", "Device", "resolve", "read_log", "Measurement", "Settings", "TopUp", "plan", "run",
            "jobs_table", "pairs_table", "solo_table", "spread_table", "summary"]

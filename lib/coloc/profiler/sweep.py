@@ -16,6 +16,7 @@ device; the operating system time-slices them.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -115,9 +116,25 @@ def plan(names, repeats: int = 1, set_sizes=(2,), seed: int = 0, shuffle: bool =
     return out
 
 
+@dataclass(frozen=True)
+class TopUp:
+    """Extra rounds for the sets with fewer than two calm repeats (other processes used at most
+    ``max_other_load_pct`` % of the cores), within ``budget_s`` seconds of new measurements.
+
+    Skipped when fewer than ``min_calm_share`` of the planned measurements were calm: on a
+    machine that is busy all the time, extra rounds would be disturbed too.
+    """
+
+    rounds: int = 0
+    budget_s: float = 0.0
+    max_other_load_pct: float = 10.0
+    min_calm_share: float = 0.25
+
+
 def run(measurements, log_path, settings: Settings = Settings(), progress: bool = True,
-        retry_failed: bool = False) -> list[dict]:
-    """Measure what the log lacks, appending each record at once; every planned record, in plan order.
+        retry_failed: bool = False, top_up: TopUp = TopUp()) -> list[dict]:
+    """Measure what the log lacks, appending each record at once; the planned records in plan order,
+    then those of the extra rounds (see :class:`TopUp`).
 
     Workers start from a fork server, which imports the caller's main module the way
     multiprocessing does: a script that calls this must do so under ``if __name__ == "__main__":``.
@@ -127,18 +144,56 @@ def run(measurements, log_path, settings: Settings = Settings(), progress: bool 
                             "call it under `if __name__ == \"__main__\":` in scripts")
     device = hardware.resolve(settings.device, settings.cpus)
     threads = settings.threads or len(device.cpus)
-    keys = [key(m, device, threads, settings) for m in measurements]
-    with journal.locked(log_path):
+    with journal.locked(log_path), contextlib.ExitStack() as stack:
         done = {r["key"]: r for r in journal.read(log_path) if not retry_failed or r.get("feasible")}
-        todo = [(k, m) for k, m in zip(keys, measurements) if k not in done]
-        if todo:
-            sampler = Sampler(_probes(device), settings.sample_interval_s)
-            with hardware.mps_daemon(settings.mps, device) as env:
-                context = _context(settings.omp_wait_policy)
-                for k, m in tqdm(todo, desc=f"profiling on {device.name}", disable=not progress, mininterval=2):
-                    record = measure(m, k, device, threads, settings, context, sampler, env)
-                    done[k] = journal.append(log_path, record)
-    return [done[k] for k in keys]
+        opened: list = []
+
+        def get(m: Measurement) -> tuple[dict, bool]:
+            k = key(m, device, threads, settings)
+            if k in done:
+                return done[k], False
+            if not opened:  # the first measurement this run makes: start MPS, the fork server, the sampler
+                env = stack.enter_context(hardware.mps_daemon(settings.mps, device))
+                opened.extend([_context(settings.omp_wait_policy), Sampler(_probes(device), settings.sample_interval_s),
+                               env])
+            done[k] = journal.append(log_path, measure(m, k, device, threads, settings, *opened))
+            return done[k], True
+
+        bar = tqdm(measurements, desc=f"profiling on {device.name}", disable=not progress, mininterval=2)
+        records = [get(m)[0] for m in bar]
+        return records + _top_up(measurements, records, get, top_up, settings.seed)
+
+
+def _top_up(measurements, records: list[dict], get, policy: TopUp, seed: int) -> list[dict]:
+    """The extra rounds: each measures, in a shuffled order, the sets still short of two calm repeats."""
+    if policy.rounds < 1 or not records:
+        return []
+    calm_share = sum(_calm(r, policy.max_other_load_pct) for r in records) / len(records)
+    if calm_share < policy.min_calm_share:
+        warnings.warn(f"coloc.profiler: no extra rounds: only {calm_share:.0%} of the measurements were calm "
+                      f"(other processes used more than {policy.max_other_load_pct:g}% of the cores)",
+                      RuntimeWarning, stacklevel=3)
+        return []
+    sets = list(dict.fromkeys(m.workloads for m in measurements))
+    first = max(m.repeat for m in measurements) + 1
+    extra, spent = [], 0.0
+    for repeat in range(first, first + policy.rounds):
+        seen = records + extra
+        need = [s for s in sets if sum(_calm(r, policy.max_other_load_pct) for r in seen
+                                      if tuple(r["workloads"]) == s) < 2]
+        for i in np.random.default_rng([seed, repeat]).permutation(len(need)):
+            if spent >= policy.budget_s:
+                return extra
+            record, new = get(Measurement(need[i], repeat))
+            spent += (record.get("wall_s") or 0.0) if new else 0.0
+            extra.append(record)
+    return extra
+
+
+def _calm(record: dict, max_other_load_pct: float) -> bool:
+    """A successful measurement during which other processes used at most this share of the cores."""
+    load = (record.get("device_metrics") or {}).get("other_cpu_pct")
+    return bool(record["feasible"]) and (load is None or load <= max_other_load_pct)
 
 
 def key(m: Measurement, device: hardware.Device, threads: int, settings: Settings) -> str:

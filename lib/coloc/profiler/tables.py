@@ -2,9 +2,10 @@
 
 Throughputs are the median over repeats (the mean for two); other measured columns are means.
 A repeat during which other processes used more than ``max_other_load_pct`` of the device's
-cores is *disturbed* (on this shared 2-core machine such repeats ran up to 2x slower); it is
-left out wherever an undisturbed repeat of the same set exists, and counted in
-``disturbed_repeats``. ``norm_a`` = ``tput_a`` / solo throughput of a, as in the contract. The spread columns normalize each repeat by the solo measurement of the
+cores is *disturbed* (on this shared 2-core machine such repeats ran up to 2x slower). When
+every set measured on a device has an undisturbed repeat, disturbed ones are left out and
+counted in ``disturbed_repeats``; otherwise all repeats are used (solo and pairs alike, so
+that norms compare like with like). ``norm_a`` = ``tput_a`` / solo throughput of a, as in the contract. The spread columns normalize each repeat by the solo measurement of the
 same round (taken minutes apart at most), so slow changes of the machine's load cancel.
 A set is feasible only when every repeat of it succeeded; an infeasible pair has throughputs
 0 and NaN norms (Gavel's convention) and the first error. Extra columns: ``repeats``,
@@ -33,7 +34,9 @@ def jobs_table(records: list[dict], max_other_load_pct: float | None = DISTURBED
     """One row per job of every measurement record (repeats kept apart; a key logged twice: the last).
 
     ``disturbed``: other processes used more than ``max_other_load_pct`` % of the cores (None:
-    never); ``used``: feasible, and undisturbed unless no repeat of the set is.
+    never). ``used``: feasible and, when every set measured on the device has an undisturbed
+    repeat, undisturbed; otherwise every feasible repeat is used, so that a pair and the solo
+    runs it is normalized by were measured under comparable conditions.
     """
     rows = []
     for record in records:
@@ -48,8 +51,11 @@ def jobs_table(records: list[dict], max_other_load_pct: float | None = DISTURBED
     limit = np.inf if max_other_load_pct is None else max_other_load_pct
     table["disturbed"] = table["other_cpu_pct"].fillna(0.0) > limit
     calm = table["feasible"] & ~table["disturbed"]
-    any_calm = calm.groupby([table["device"], table["set"]]).transform("any")
-    table["used"] = table["feasible"] & (calm | ~any_calm)
+    # calm repeats only where every set that ran on the device has one: solo and pair alike
+    ran = table["feasible"].groupby([table["device"], table["set"]]).transform("any")
+    set_calm = calm.groupby([table["device"], table["set"]]).transform("any")
+    device_calm = (set_calm | ~ran).groupby(table["device"]).transform("all")
+    table["used"] = table["feasible"] & (calm | ~device_calm)
     return table
 
 
@@ -186,6 +192,7 @@ def summary(records: list[dict], max_other_load_pct: float | None = DISTURBED_PC
         "measurements": len(unique),
         "failed": int(sum(not r["feasible"] for r in unique)),
         "disturbed": int(records_disturbed.sum()),
+        "left_out": int((jobs["feasible"] & ~jobs["used"]).groupby(jobs["key"]).any().sum()),
         "measuring_s": float(sum(r.get("wall_s") or 0.0 for r in unique)),
         "spread_median": float(multi["spread"].median()) if len(multi) else np.nan,
         "spread_max": float(multi["spread"].max()) if len(multi) else np.nan,
