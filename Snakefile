@@ -11,6 +11,7 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/features.smk"
 include: "workflow/rules/profiling.smk"
 include: "workflow/rules/predictors.smk"
+include: "workflow/rules/simulation.smk"
 
 
 rule all:
