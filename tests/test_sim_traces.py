@@ -92,3 +92,19 @@ def test_utilization_series_is_time_weighted():
     # bins cover [0, end] plus padding; the time-weighted total must match the summary
     covered = series["gpu_util"].sum() * 600.0
     assert covered == pytest.approx(summary["gpu_util_mean"] * end, rel=1e-9)
+
+
+def test_families_restrict_the_job_types_drawn():
+    table = pd.DataFrame({"job_id": range(50), "submit_time": np.arange(50.0), "duration": 100.0, "num_gpus": 1,
+                          "workload": "a3c-pong-b4", "cluster": "c"})
+    workloads = ["a3c-pong-b4", "lm-wikitext2-b5", "lm-wikitext2-b10", "resnet18-cifar10-b16"]
+    spec = {"source": "philly", "assign": "uniform", "families": ["lm"]}
+    trace = traces.build(spec, table, workloads, seed=0, load=1.0, total_gpus=8)
+    assert set(trace["workload"]) == {"lm-wikitext2-b5", "lm-wikitext2-b10"}
+    poisson = traces.build({"source": "poisson", "n_jobs": 40, "families": ["resnet18"]}, None, workloads,
+                           seed=0, load=1.0, total_gpus=8)
+    assert set(poisson["workload"]) == {"resnet18-cifar10-b16"}
+    with pytest.raises(ValueError, match="'families' needs assign 'uniform' or 'gpu_time'"):
+        traces.build({**spec, "assign": "table"}, table, workloads, seed=0, load=1.0, total_gpus=8)
+    with pytest.raises(ValueError, match=r"no workload of families \['vgg16'\]"):
+        traces.build({**spec, "families": ["vgg16"]}, table, workloads, seed=0, load=1.0, total_gpus=8)

@@ -13,12 +13,12 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from coloc.datasets import assign_workloads
+from coloc.datasets import assign_workloads, family_of
 from coloc.sim.interference import require_columns
 
 TRACE_COLUMNS = ("job_id", "submit_time", "duration", "num_gpus", "workload")
-PHILLY_KEYS = {"source", "clusters", "start_s", "end_s", "n_jobs", "assign"}
-POISSON_KEYS = {"source", "n_jobs", "median_duration_s", "duration_sigma", "gpu_mix"}
+PHILLY_KEYS = {"source", "clusters", "start_s", "end_s", "n_jobs", "assign", "families"}
+POISSON_KEYS = {"source", "n_jobs", "median_duration_s", "duration_sigma", "gpu_mix", "families"}
 
 
 def select(trace: pd.DataFrame, clusters: Sequence[str] | None = None, start_s: float | None = None,
@@ -111,9 +111,11 @@ def build(spec: Mapping, table: pd.DataFrame | None, workloads: Sequence[str], s
     source 'philly': keys clusters, start_s, end_s, n_jobs, assign ('table' keeps
     the table's job types; 'uniform' or 'gpu_time' redraw them with `seed`, the
     latter by `workload_cost`); jobs wider than the cluster are dropped. source 'poisson': keys n_jobs, median_duration_s,
-    duration_sigma, gpu_mix ({GPUs: weight}).
+    duration_sigma, gpu_mix ({GPUs: weight}). Both take `families`: draw job
+    types only from these model families (e.g. the ones a small predictor run covers).
     """
     source = spec.get("source")
+    workloads = _of_families(spec, workloads)
     if source == "philly":
         _check_keys(spec, PHILLY_KEYS)
         if table is None:
@@ -125,6 +127,8 @@ def build(spec: Mapping, table: pd.DataFrame | None, workloads: Sequence[str], s
             trace = reassign_workloads(trace, workloads, seed, assign, workload_cost)
         elif assign != "table":
             raise ValueError(f"trace spec: assign={assign!r}; expected 'table', 'uniform' or 'gpu_time'")
+        elif spec.get("families"):
+            raise ValueError(f"trace spec {dict(spec)}: 'families' needs assign 'uniform' or 'gpu_time', not 'table'")
         return scale_load(trace, load)
     if source == "poisson":
         _check_keys(spec, POISSON_KEYS)
@@ -132,6 +136,16 @@ def build(spec: Mapping, table: pd.DataFrame | None, workloads: Sequence[str], s
                        float(spec.get("median_duration_s", 1800.0)), float(spec.get("duration_sigma", 1.0)),
                        spec.get("gpu_mix"))
     raise ValueError(f"trace spec: source={source!r}; expected 'philly' or 'poisson'")
+
+
+def _of_families(spec: Mapping, workloads: Sequence[str]) -> list[str]:
+    families = spec.get("families")
+    if not families:
+        return list(workloads)
+    kept = [w for w in workloads if family_of(w) in set(families)]
+    if not kept:
+        raise ValueError(f"trace spec {dict(spec)}: no workload of families {list(families)} among {sorted(workloads)}")
+    return kept
 
 
 def _check_keys(spec: Mapping, allowed: set[str]) -> None:
