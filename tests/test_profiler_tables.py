@@ -76,6 +76,10 @@ def test_extra_rounds_measure_only_sets_short_of_two_calm_repeats_within_the_bud
     calls.clear()
     _top_up(plan, records, measure_calm_for_this_test, profiler.TopUp(rounds=3, budget_s=3), seed=0)
     assert calls == [((A,), 2)]  # the 4 s measurement used up the 3 s budget
+    calls.clear()
+    records[2]["device_metrics"]["other_cpu_pct"] = 40.0  # A+A: one calm repeat left; A solo: none
+    _top_up(plan, records, measure_calm_for_this_test, profiler.TopUp(rounds=1, budget_s=60), seed=0)
+    assert calls == [((A,), 2), ((A, A), 2)]  # the set without any calm repeat goes first
     busy = [dict(r, device_metrics={"other_cpu_pct": 80.0}) for r in records]
     with pytest.warns(RuntimeWarning, match="no extra rounds"):
         assert _top_up(plan, busy, measure_calm_for_this_test, profiler.TopUp(rounds=3, budget_s=60), seed=0) == []

@@ -179,12 +179,13 @@ def _top_up(measurements, records: list[dict], get, policy: TopUp, seed: int) ->
     extra, spent = [], 0.0
     for repeat in range(first, first + policy.rounds):
         seen = records + extra
-        need = [s for s in sets if sum(_calm(r, policy.max_other_load_pct) for r in seen
-                                      if tuple(r["workloads"]) == s) < 2]
-        for i in np.random.default_rng([seed, repeat]).permutation(len(need)):
+        calm = {s: sum(_calm(r, policy.max_other_load_pct) for r in seen if tuple(r["workloads"]) == s) for s in sets}
+        shuffled = [sets[i] for i in np.random.default_rng([seed, repeat]).permutation(len(sets))]
+        # sets without any calm repeat first: the tables need one of every set to leave disturbed ones out
+        for workloads_ in sorted((s for s in shuffled if calm[s] < 2), key=calm.get):
             if spent >= policy.budget_s:
                 return extra
-            record, new = get(Measurement(need[i], repeat))
+            record, new = get(Measurement(workloads_, repeat))
             spent += (record.get("wall_s") or 0.0) if new else 0.0
             extra.append(record)
     return extra

@@ -5,7 +5,8 @@ A repeat during which other processes used more than ``max_other_load_pct`` of t
 cores is *disturbed* (on this shared 2-core machine such repeats ran up to 2x slower). When
 every set measured on a device has an undisturbed repeat, disturbed ones are left out and
 counted in ``disturbed_repeats``; otherwise all repeats are used (solo and pairs alike, so
-that norms compare like with like). ``norm_a`` = ``tput_a`` / solo throughput of a, as in the contract. The spread columns normalize each repeat by the solo measurement of the
+that norms compare like with like). ``norm_a`` = ``tput_a`` / solo throughput of a, as in
+the contract. The spread columns normalize each repeat by the solo measurement of the
 same round (taken minutes apart at most), so slow changes of the machine's load cancel.
 A set is feasible only when every repeat of it succeeded; an infeasible pair has throughputs
 0 and NaN norms (Gavel's convention) and the first error. Extra columns: ``repeats``,
@@ -116,7 +117,8 @@ def pairs_table(records: list[dict], solo: pd.DataFrame | None = None,
     jobs = jobs_table(records, max_other_load_pct)
     solo = solo_table(records, max_other_load_pct) if solo is None else solo
     columns = ["device", "workload_a", "workload_b", "tput_a", "tput_b", "norm_a", "norm_b", "feasible", "repeats",
-               "failed_repeats", "disturbed_repeats", "error", "tput_a_std", "tput_b_std", "norm_a_std", "norm_b_std", "cpu_util_a",
+               "failed_repeats", "disturbed_repeats", "error", "tput_a_std", "tput_b_std", "norm_a_std", "norm_b_std",
+               "cpu_util_a",
                "cpu_util_b", "mem_bytes_a", "mem_bytes_b", "other_cpu_pct"]
     pairs = jobs[jobs["kind"] == "pair"]
     if pairs.empty:
