@@ -156,17 +156,24 @@ class Cluster:
                 raise CapacityError(f"job {job.job_id} is not on GPU {gpu}") from None
             self._index(gpu)
 
+    def _set_free(self, gpu: int, device: str, free: bool) -> None:
+        """Move an idle GPU into (free=True) or out of its node's free set, keeping the counts."""
+        node = self.gpu_node[gpu]
+        node_free = self.node_free[node]
+        self._nodes_by_free[device][len(node_free)].discard(node)
+        if free:
+            node_free.add(gpu)
+        else:
+            node_free.discard(gpu)
+        self._nodes_by_free[device][len(node_free)].add(node)
+        self.free_count[device] += 1 if free else -1
+        self.busy -= 1 if free else -1
+
     def _unindex(self, gpu: int) -> None:
         here = self.residents[gpu]
         device = self.gpu_device[gpu]
         if not here:
-            node = self.gpu_node[gpu]
-            free = self.node_free[node]
-            self._nodes_by_free[device][len(free)].discard(node)
-            free.discard(gpu)
-            self._nodes_by_free[device][len(free)].add(node)
-            self.free_count[device] -= 1
-            self.busy += 1
+            self._set_free(gpu, device, free=False)
             return
         group = self.shareable[device].get(self.signature(gpu))
         if group is not None:
@@ -177,13 +184,7 @@ class Cluster:
         here = self.residents[gpu]
         device = self.gpu_device[gpu]
         if not here:
-            node = self.gpu_node[gpu]
-            free = self.node_free[node]
-            self._nodes_by_free[device][len(free)].discard(node)
-            free.add(gpu)
-            self._nodes_by_free[device][len(free)].add(node)
-            self.free_count[device] += 1
-            self.busy -= 1
+            self._set_free(gpu, device, free=True)
             return
         if len(here) > 1:
             self.shared_gpus.add(gpu)
