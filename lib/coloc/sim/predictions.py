@@ -120,12 +120,17 @@ def _canonical(rows: pd.DataFrame) -> pd.DataFrame:
     return rows.groupby(["device", "workload_a", "workload_b"], as_index=False)[values].mean()
 
 
-def _norm_dicts(frame: pd.DataFrame, predictor: str | None, source: str, seed: int | None = None):
-    require_columns(frame, PRED_COLUMNS, f"predictions {source}")
+def _predictor_rows(frame: pd.DataFrame, columns, predictor: str | None, what: str) -> pd.DataFrame:
+    """The rows of one predictor, after checking the columns; an error naming the predictors there are."""
+    require_columns(frame, columns, what)
     rows = frame[frame["predictor"] == predictor]
     if rows.empty:
-        raise ValueError(f"predictions {source}: no rows for predictor {predictor!r}; "
-                         f"have {sorted(frame['predictor'].unique())}")
+        raise ValueError(f"{what}: no rows for predictor {predictor!r}; have {sorted(frame['predictor'].unique())}")
+    return rows
+
+
+def _norm_dicts(frame: pd.DataFrame, predictor: str | None, source: str, seed: int | None = None):
+    rows = _predictor_rows(frame, PRED_COLUMNS, predictor, f"predictions {source}")
     rows = _canonical(pick_seed(rows, seed, source))
     has_std = {"pred_std_a", "pred_std_b"} <= set(rows.columns)
     norms, stds = {}, {}
@@ -146,11 +151,7 @@ def _norm_dicts(frame: pd.DataFrame, predictor: str | None, source: str, seed: i
 
 
 def _util_dict(frame: pd.DataFrame, predictor: str | None, source: str, seed: int | None = None):
-    require_columns(frame, UTIL_COLUMNS, f"utilization predictions {source}")
-    rows = frame[frame["predictor"] == predictor]
-    if rows.empty:
-        raise ValueError(f"utilization predictions {source}: no rows for predictor {predictor!r}; "
-                         f"have {sorted(frame['predictor'].unique())}")
+    rows = _predictor_rows(frame, UTIL_COLUMNS, predictor, f"utilization predictions {source}")
     rows = pick_seed(rows, seed, source).groupby(["device", "workload"], as_index=False)["pred_util"].mean()
     out = {}
     for row in rows.itertuples(index=False):

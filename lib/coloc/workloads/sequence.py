@@ -22,6 +22,11 @@ BERT_VOCAB, BERT_LENGTH, BERT_PREDICTIONS = 30_522, 128, 20
 SST2_VOCAB, SST2_LENGTH = 15_000, 64   # SST-2 word vocabulary; sentences padded to 64 tokens
 
 
+def smoothed_target_cross_entropy(logits, batch):
+    """Translation loss: cross-entropy against the target tokens (batch[2]), label smoothing 0.1."""
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch[2].reshape(-1), label_smoothing=0.1)
+
+
 def _length(full: int, reduced: bool) -> int:
     return min(full, 4) if reduced else full
 
@@ -30,10 +35,6 @@ def transformer_recipe(reduced: bool) -> Recipe:
     """Gavel's Transformer: 6+6 layers, d_model 512, label-smoothed cross-entropy, Adam."""
     length = _length(MULTI30K_LENGTH, reduced)
 
-    def criterion(logits, batch):
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch[2].reshape(-1),
-                               label_smoothing=0.1)
-
     return Recipe(
         task="translation",
         model=lambda: Seq2SeqTransformer(MULTI30K_VOCAB, MULTI30K_VOCAB),
@@ -41,7 +42,7 @@ def transformer_recipe(reduced: bool) -> Recipe:
                          TensorSpec((n, length), "int", MULTI30K_VOCAB),
                          TensorSpec((n, length), "int", MULTI30K_VOCAB)),
         forward=lambda model, batch: model(batch[0], batch[1]),
-        criterion=criterion,
+        criterion=smoothed_target_cross_entropy,
         optimizer=adam(1e-4, betas=(0.9, 0.98), eps=1e-9),
         note="source, shifted target and gold target tokens of one padded length",
     )
@@ -131,16 +132,12 @@ class GNMT(nn.Module):
 def gnmt_recipe(reduced: bool) -> Recipe:
     length = _length(WMT16_LENGTH, reduced)
 
-    def criterion(logits, batch):
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch[2].reshape(-1),
-                               label_smoothing=0.1)
-
     return Recipe(
         task="translation",
         model=lambda: GNMT(WMT16_VOCAB),
         batch=lambda n: tuple(TensorSpec((n, length), "int", WMT16_VOCAB) for _ in range(3)),
         forward=lambda model, batch: model(batch[0], batch[1]),
-        criterion=criterion,
+        criterion=smoothed_target_cross_entropy,
         optimizer=adam(2e-3),
     )
 
