@@ -1,7 +1,8 @@
 """Predictors on a real slice of Gavel's data (8 job types of 4 families, 3 GPUs) with real graph features.
 
 Covers the interface, determinism, the no-leakage guarantees (held-out labels, E-GGAT edges,
-encodings), Horus's utilization label, the evaluation outputs and tiny profiled-like data.
+encodings), Horus's utilization label, the interaction model and the blend, the evaluation
+outputs and tiny profiled-like data.
 """
 
 import numpy as np
@@ -13,11 +14,13 @@ from coloc import features
 from coloc.datasets import family_of, load_gavel
 from coloc.devices import device_table
 from coloc.predict import REGISTRY, Tables, make_predictor, make_queries, predict_pairs
-from coloc.predict.base import pair_labels
+from coloc.predict.base import pair_labels, pair_queries
+from coloc.predict.blend import weight_grid
 from coloc.predict.egat import EdgeModel
 from coloc.predict.encodings import cross_fitted
 from coloc.predict.evaluate import PRED_COLUMNS, UTIL_COLUMNS, evaluate, utilization_scores
 from coloc.predict.horus import util_labels
+from coloc.predict.inputs import contrast_features, job_frame
 from coloc.predict.protocols import folds
 from coloc.predict.run import run_stage, write_predictions
 
@@ -29,6 +32,8 @@ SMALL = {  # every predictor, small enough for unit tests
     "horus": {"util_params": {"n_estimators": 60}, "map_params": {"n_estimators": 40}},
     "egat": {"hidden": 16, "layers": 2, "max_epochs": 4, "patience": 2, "edge_params": {"n_estimators": 30}},
     "egat-const": {"hidden": 16, "layers": 1, "max_epochs": 4, "patience": 2},
+    "interactions": {},
+    "blend": {"members": {"interactions": {}, "lgbm-enc": {"n_estimators": 30, "spread": False}}},
 }
 
 
@@ -68,14 +73,16 @@ def test_pair_prediction_sides_match_direct_queries(gavel):
 
 
 def test_learned_predictors_beat_the_training_mean_under_random_folds(gavel):
-    ev = evaluate(gavel, "random5", {n: SMALL[n] for n in ("mean", "lgbm", "lgbm-enc")}, seeds=[0], progress=False)
+    learned = ("lgbm", "lgbm-enc", "interactions", "blend")
+    ev = evaluate(gavel, "random5", {n: SMALL[n] for n in ("mean", *learned)}, seeds=[0], progress=False)
     pred = ev.predictions
     mape = {name: (100 * (part[["pred_norm_a", "pred_norm_b"]].to_numpy() - part[["norm_a", "norm_b"]].to_numpy())
                    .__abs__() / part[["norm_a", "norm_b"]].to_numpy()).mean() for name, part in pred.groupby("predictor")}
-    assert mape["lgbm"] < 0.8 * mape["mean"] and mape["lgbm-enc"] < 0.8 * mape["mean"]
+    for name in learned:
+        assert mape[name] < 0.8 * mape["mean"], (name, mape)
 
 
-@pytest.mark.parametrize("name", ["lgbm", "horus", "egat"])
+@pytest.mark.parametrize("name", ["lgbm", "horus", "egat", "blend"])
 def test_same_seed_same_predictions(gavel, name):
     fold = folds(gavel, "random5", seed=0)[2]
     runs = [predict_pairs(make_predictor(name, 7, **SMALL[name]).fit(fold.train), fold.test, gavel) for _ in range(2)]
@@ -107,7 +114,7 @@ def test_no_leakage_held_out_family_labels_cannot_reach_its_predictions(gavel):
         predictor.validation_groups = "family"
         return predict_pairs(predictor.fit(fold.train), fold.test, gavel)[["pred_norm_a", "pred_norm_b"]].to_numpy()
 
-    for name in ("mean", "lgbm", "lgbm-enc", "horus", "egat"):
+    for name in ("mean", "lgbm", "lgbm-enc", "horus", "egat", "interactions", "blend"):
         base = fold_predictions(gavel, name)
         np.testing.assert_array_equal(fold_predictions(held, name), base, err_msg=name)
         assert not np.array_equal(fold_predictions(trained, name), base), name
@@ -189,3 +196,54 @@ def test_tiny_profiled_data_runs_and_skips_what_does_not_apply(gavel, tmp_path):
     written = write_predictions(result, tmp_path, ["random5", "lofo", "xdevice"])
     assert len(written) == 6 and all(p.exists() for p in written)
     assert pd.read_parquet(tmp_path / "predictions_xdevice.parquet").columns.tolist() == PRED_COLUMNS
+
+
+def test_contrast_features_are_antisymmetric_in_a_pair(gavel):
+    pairs = gavel.pairs[gavel.pairs["feasible"]].head(6).reset_index(drop=True)
+    x = contrast_features(pair_queries(pairs), job_frame(gavel)).to_numpy()
+    n = len(pairs)
+    np.testing.assert_allclose(x[:n], -x[n:])
+    assert np.isfinite(x).all() and np.abs(x).max() > 0.1
+
+
+def test_interactions_multiply_pairwise_slowdowns_for_several_co_runners(gavel):
+    fold = folds(gavel, "random5", seed=0)[0]
+    model = make_predictor("interactions", 0).fit(fold.train)
+    job, co = "lm-wikitext2-b10", ("resnet18-cifar10-b32", "transformer-multi30k-b32")
+    queries = make_queries(["v100"] * 3, [job] * 3, [co[:1], co[1:], co])
+    pred = model.predict(queries, gavel)["pred_norm"].to_numpy()
+    assert pred[2] == pytest.approx(pred[0] * pred[1], rel=1e-12)
+    assert pred[2] < min(pred[0], pred[1])
+
+
+def test_interactions_fall_back_on_co_runner_and_device_for_an_unseen_family(gavel):
+    fold = next(f for f in folds(gavel, "lofo") if f.held_out == "transformer")
+    model = make_predictor("interactions", 0).fit(fold.train)
+    unseen = ["transformer-multi30k-b32", "transformer-multi30k-b128"]
+    queries = make_queries(["p100"] * 4, unseen * 2, [("lm-wikitext2-b10",)] * 2 + [("resnet18-cifar10-b32",)] * 2)
+    pred = model.predict(queries, gavel)["pred_norm"].to_numpy()
+    assert pred[0] == pred[1] and pred[2] == pred[3]  # no job-specific effect was learned
+    assert pred[0] != pred[2]  # the co-runner's effect was
+
+
+def test_weight_grid_covers_the_simplex():
+    grid = weight_grid(3, 4)
+    assert len(grid) == 15 and np.allclose(grid.sum(axis=1), 1) and (grid >= 0).all()
+    assert [0.0, 0.0, 1.0] in grid.tolist() and [0.25, 0.25, 0.5] in grid.tolist()
+
+
+def test_blend_weights_come_from_inner_folds_and_drop_a_useless_member(gavel):
+    fold = folds(gavel, "random5", seed=0)[1]
+    blend = make_predictor("blend", 0, members={"interactions": {}, "none": {}}).fit(fold.train)
+    assert blend.weights_.tolist() == [1.0, 0.0]
+    on_none = int(np.flatnonzero(weight_grid(2, blend.grid)[:, 1] == 1)[0])
+    assert blend.inner_mape_.argmax() == on_none  # all weight on 'none' is worst
+    alone = make_predictor("interactions", 0).fit(fold.train)
+    queries = pair_queries(fold.test)
+    np.testing.assert_allclose(blend.predict(queries, gavel)["pred_norm"], alone.predict(queries, gavel)["pred_norm"],
+                               rtol=1e-12)
+    out = blend.predict(queries, gavel)
+    relative = out["pred_std"] / out["pred_norm"]  # the device's inner out-of-fold log error
+    assert (relative > 0).all()
+    assert relative.groupby(queries["device"]).agg(lambda r: r.max() - r.min()).max() < 1e-12
+    assert relative.nunique() > 1

@@ -3,7 +3,7 @@
 Importing the package registers every predictor: ``make_predictor(name, seed, **options)``.
 """
 
-from coloc.predict import baselines, egat, horus  # noqa: F401  (register the predictors)
+from coloc.predict import baselines, blend, egat, horus, interactions  # noqa: F401  (register the predictors)
 from coloc.predict.base import (  # noqa: F401
     REGISTRY, InsufficientData, Predictor, Tables, make_predictor, make_queries, pair_queries, predict_pairs,
 )

@@ -16,7 +16,7 @@ from sklearn.preprocessing import StandardScaler
 
 from coloc.predict import encodings
 from coloc.predict.base import InsufficientData, Predictor, Tables, pair_labels, register, register_variant, result
-from coloc.predict.inputs import SOLO_COLUMNS, graph_columns, job_frame, pair_features
+from coloc.predict.inputs import RATE_COLUMNS, SOLO_COLUMNS, contrast_features, graph_columns, job_frame, pair_features
 
 
 @register
@@ -54,15 +54,18 @@ class PairModel(Predictor):
 
     min_rows = 4
     encodings = False  # add the training-pair encodings of coloc.predict.encodings
+    contrast = False  # add the per-operator timings and the job / co-runner log ratios
 
     def _design(self, queries: pd.DataFrame, tables: Tables) -> pd.DataFrame:
-        return pair_features(queries, job_frame(tables), self.columns_)
+        frame = job_frame(tables)
+        x = pair_features(queries, frame, self.columns_)
+        return x.join(contrast_features(queries, frame)) if self.contrast else x
 
     def fit(self, train: Tables) -> "PairModel":
         labels = pair_labels(train.pairs)
         if len(labels) < self.min_rows:
             raise InsufficientData(f"{self.name}: {len(labels)} training rows, need at least {self.min_rows}")
-        self.columns_ = graph_columns(train.workloads) + list(SOLO_COLUMNS)
+        self.columns_ = graph_columns(train.workloads) + list(SOLO_COLUMNS) + (list(RATE_COLUMNS) if self.contrast else [])
         x = self._design(labels, train)
         if self.encodings:
             self.known_ = encodings.directed_rows(train.pairs)
@@ -116,15 +119,21 @@ def lgbm_params(seed: int, **overrides) -> dict:
 
 @register
 class LightGBMPairs(PairModel):
-    """Gradient-boosted trees on pair features; spread from 16% / 84% quantile models."""
+    """Gradient-boosted trees on pair features; spread from 16% / 84% quantile models.
+
+    Options: ``encodings`` (add the training-pair encodings), ``contrast`` (add the
+    job-versus-co-runner ratios of :func:`coloc.predict.inputs.contrast_features`),
+    ``log_target`` (fit log normalized throughput: relative errors), ``spread`` (the
+    quantile models); other keywords are LightGBM parameters.
+    """
 
     name = "lgbm"
     has_spread = True
 
-    def __init__(self, seed: int = 0, spread: bool = True, encodings: bool = False, log_target: bool = False,
-                 **params):
+    def __init__(self, seed: int = 0, spread: bool = True, encodings: bool = False, contrast: bool = False,
+                 log_target: bool = False, **params):
         super().__init__(seed)
-        self.spread, self.encodings, self.log_target = spread, encodings, log_target
+        self.spread, self.encodings, self.contrast, self.log_target = spread, encodings, contrast, log_target
         self.params = params
 
     def _fit_xy(self, x, y):
@@ -150,4 +159,5 @@ class LightGBMPairs(PairModel):
         return result(index, mean, std)
 
 
-register_variant("lgbm-enc", LightGBMPairs, encodings=True)
+# coloc's own LightGBM: training-pair encodings, contrast features, relative (log) errors.
+register_variant("lgbm-enc", LightGBMPairs, encodings=True, contrast=True, log_target=True)

@@ -15,6 +15,12 @@ DEVICE_COLUMNS = ("peak_flops", "peak_tensor_flops", "memory_bytes", "mem_bandwi
                   "cuda_cores", "mem_clock_mhz", "tensor_cores")
 # Per-job measured / derived quantities added to the graph features.
 SOLO_COLUMNS = ("throughput", "util", "achieved_flops")
+# Per-job timing proxies: seconds per operator (iteration time / operators: long kernels
+# hold the GPU longer) and activation bytes written per second.
+RATE_COLUMNS = ("op_time", "bytes_rate")
+# Columns whose job-versus-co-runners log ratio the contrast features give.
+CONTRAST_COLUMNS = ("throughput", "util", "flops_step", "n_ops", "activation_bytes", "param_bytes",
+                    "batch_size", "op_time", "bytes_rate")
 
 
 def graph_columns(workloads: pd.DataFrame) -> list[str]:
@@ -46,6 +52,8 @@ def _job_frame(tables: Tables) -> pd.DataFrame:
     frame = solo.join(wl, on="workload").join(dev.astype(float), on="device")
     frame["achieved_flops"] = frame["throughput"] * frame["flops_step"]
     frame["util"] = frame["achieved_flops"] / frame["peak_flops"]
+    frame["op_time"] = 1.0 / (frame["throughput"] * frame["n_ops"].clip(lower=1))
+    frame["bytes_rate"] = frame["throughput"] * frame["activation_bytes"]
     return frame.set_index(["device", "workload"])
 
 
@@ -69,6 +77,28 @@ def exploded(queries: pd.DataFrame) -> pd.DataFrame:
     })
 
 
+def _summed_co_runners(queries: pd.DataFrame, frame: pd.DataFrame, columns) -> np.ndarray:
+    """Per query, the co-runners' values of ``columns`` summed (one row per query)."""
+    ex = exploded(queries)
+    others = lookup(frame, ex["device"], ex["workload"], "co-runner")[list(columns)].to_numpy(float)
+    co = np.zeros((len(queries), len(columns)))
+    np.add.at(co, ex["query"].to_numpy(), others)
+    return co
+
+
+def contrast_features(queries: pd.DataFrame, frame: pd.DataFrame, columns=CONTRAST_COLUMNS) -> pd.DataFrame:
+    """``diff_<c>`` = log(job's value) - log(co-runners' summed value): who dominates the GPU.
+
+    A tree splits on one column at a time, so ratios between the job and its co-runners
+    (e.g. seconds per operator: whose kernels hold the device longer) are given explicitly.
+    """
+    own = lookup(frame, queries["device"], queries["workload"], "query")[list(columns)].to_numpy(float)
+    co = _summed_co_runners(queries, frame, columns)
+    tiny = np.finfo(float).tiny
+    diff = np.log(np.maximum(own, tiny)) - np.log(np.maximum(co, tiny))
+    return pd.DataFrame({f"diff_{c}": diff[:, i] for i, c in enumerate(columns)}, index=queries.index)
+
+
 def pair_features(queries: pd.DataFrame, frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     """Features of each (job, co-runners) query, symmetric in the co-runners.
 
@@ -77,10 +107,7 @@ def pair_features(queries: pd.DataFrame, frame: pd.DataFrame, columns: list[str]
     ``n_co`` (number of co-runners) and ``sum_util`` (the job's plus its co-runners' utilization).
     """
     own = lookup(frame, queries["device"], queries["workload"], "query")
-    ex = exploded(queries)
-    others = lookup(frame, ex["device"], ex["workload"], "co-runner")[columns].to_numpy(float)
-    co = np.zeros((len(queries), len(columns)))
-    np.add.at(co, ex["query"].to_numpy(), others)
+    co = _summed_co_runners(queries, frame, columns)
     dev_cols = [c for c in DEVICE_COLUMNS if c in frame.columns]
     out = {f"own_{c}": np.log1p(own[c].to_numpy(float)) for c in columns}
     out |= {f"co_{c}": np.log1p(co[:, i]) for i, c in enumerate(columns)}
