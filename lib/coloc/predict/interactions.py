@@ -62,7 +62,7 @@ class InteractionModel(Predictor):
                 self.vocab_.setdefault(key, len(self.vocab_))
         x = self._design(labels["device"], labels["workload"], co)
         y = np.log(np.maximum(labels["norm"].to_numpy(float), FLOOR))
-        self.model_ = RidgeCV(alphas=self.alphas).fit(x, y)
+        self.model_ = RidgeCV(alphas=self.alphas, gcv_mode="svd").fit(x, y)
         return self
 
     def predict(self, queries: pd.DataFrame, context: Tables) -> pd.DataFrame:
