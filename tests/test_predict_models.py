@@ -247,3 +247,10 @@ def test_blend_weights_come_from_inner_folds_and_drop_a_useless_member(gavel):
     assert (relative > 0).all()
     assert relative.groupby(queries["device"]).agg(lambda r: r.max() - r.min()).max() < 1e-12
     assert relative.nunique() > 1
+
+
+def test_stage_without_horus_gives_an_empty_utilization_table_with_its_columns(gavel):
+    result = run_stage(gavel, "gavel", ["xdevice"], {"mean": {}}, seeds=[0], progress=False)
+    util = result.util_scores()
+    assert util.empty and {"scope", "util_source", "RMSLE", "dataset"} <= set(util.columns)
+    assert util[util["scope"] == "overall"].empty  # the notebook's selection works on it

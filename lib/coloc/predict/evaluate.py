@@ -169,8 +169,14 @@ def scores_of(evaluation: Evaluation) -> pd.DataFrame:
     return score_table(pred, ["predictor", "protocol", "seed"])
 
 
+UTIL_SCORE_COLUMNS = ["predictor", "protocol", "seed", "scope", "key", "util_source", "RMSLE", "MAE", "R2", "n"]
+
+
 def utilization_scores(utilization: pd.DataFrame, protocol: str) -> pd.DataFrame:
-    """Horus's own score per seed: RMSLE (the paper: 0.154), MAE, R2 of utilization, overall and per device."""
+    """Horus's own score per seed: RMSLE (the paper: 0.154), MAE, R2 of utilization, overall and per device.
+
+    No utilization rows (Horus not run) give an empty table with the columns.
+    """
     rows = []
     for seed, sub in utilization.groupby("seed"):
         parts = [("overall", "all", sub)] + [("device", d, g) for d, g in sub.groupby("device")]
@@ -180,7 +186,7 @@ def utilization_scores(utilization: pd.DataFrame, protocol: str) -> pd.DataFrame
                          "util_source": ",".join(sorted(part["util_source"].unique())),
                          "RMSLE": rmsle(part["util"], part["pred_util"]), "MAE": s["MAE"], "R2": s["R2"],
                          "n": s["n"]})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=UTIL_SCORE_COLUMNS)
 
 
 def summary(scores_table: pd.DataFrame) -> pd.DataFrame:

@@ -15,8 +15,9 @@ DEVICE_COLUMNS = ("peak_flops", "peak_tensor_flops", "memory_bytes", "mem_bandwi
                   "cuda_cores", "mem_clock_mhz", "tensor_cores")
 # Per-job measured / derived quantities added to the graph features.
 SOLO_COLUMNS = ("throughput", "util", "achieved_flops")
-# Per-job timing proxies: seconds per operator (iteration time / operators: long kernels
-# hold the GPU longer) and activation bytes written per second.
+# Per-job timing proxies: seconds per graph operator (iteration time / operators counted by
+# the features stage; a proxy for how long each piece of work holds the GPU) and activation
+# bytes written per second.
 RATE_COLUMNS = ("op_time", "bytes_rate")
 # Columns whose job-versus-co-runners log ratio the contrast features give.
 CONTRAST_COLUMNS = ("throughput", "util", "flops_step", "n_ops", "activation_bytes", "param_bytes",
@@ -90,7 +91,7 @@ def contrast_features(queries: pd.DataFrame, frame: pd.DataFrame, columns=CONTRA
     """``diff_<c>`` = log(job's value) - log(co-runners' summed value): who dominates the GPU.
 
     A tree splits on one column at a time, so ratios between the job and its co-runners
-    (e.g. seconds per operator: whose kernels hold the device longer) are given explicitly.
+    (e.g. seconds per operator: whose work holds the device longer) are given explicitly.
     """
     own = lookup(frame, queries["device"], queries["workload"], "query")[list(columns)].to_numpy(float)
     co = _summed_co_runners(queries, frame, columns)

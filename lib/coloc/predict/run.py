@@ -16,8 +16,8 @@ import pandas as pd
 from coloc.datasets import family_of
 from coloc.devices import device_table
 from coloc.predict.base import Tables
-from coloc.predict.evaluate import (PRED_COLUMNS, UTIL_COLUMNS, Evaluation, evaluate, scores_of, summary,
-                                    utilization_scores)
+from coloc.predict.evaluate import (PRED_COLUMNS, UTIL_COLUMNS, UTIL_SCORE_COLUMNS, Evaluation, evaluate, scores_of,
+                                    summary, utilization_scores)
 from coloc.predict.protocols import ProtocolSkipped
 
 
@@ -61,8 +61,11 @@ class StageResult:
         return pd.concat(frames, ignore_index=True).assign(dataset=self.source) if frames else pd.DataFrame()
 
     def util_scores(self) -> pd.DataFrame:
+        """Horus's utilization scores of every protocol (empty, with the columns, when Horus was not run)."""
         frames = [utilization_scores(ev.utilization, p) for p, ev in self.evaluations.items() if len(ev.utilization)]
-        return pd.concat(frames, ignore_index=True).assign(dataset=self.source) if frames else pd.DataFrame()
+        if not frames:
+            return pd.DataFrame(columns=UTIL_SCORE_COLUMNS + ["dataset"])
+        return pd.concat(frames, ignore_index=True).assign(dataset=self.source)
 
     def summary(self) -> pd.DataFrame:
         scores = self.scores()
