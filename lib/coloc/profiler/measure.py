@@ -139,7 +139,9 @@ def _terminate(workers: list[_Worker]) -> None:
     for w in workers:
         try:
             os.killpg(w.process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
+        except ProcessLookupError:  # no such group: still starting, not yet in its own group (or gone)
+            w.process.kill()
+        except PermissionError:
             pass
     for w in workers:
         w.process.join(timeout=10)
