@@ -84,6 +84,8 @@ def test_a_hanging_job_times_out_and_is_killed(tmp_path):
 SWEEP = """
 import faulthandler, signal, sys
 faulthandler.register(signal.SIGUSR1, all_threads=True)  # the test asks for the stacks if the sweep does not stop
+# Ctrl-C as in a terminal, even when the tests run in a background job (which inherits SIGINT ignored)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from coloc import profiler
 settings = profiler.Settings(device="cpu", threads=1, warmup_s=0.0, window_s=0.3, batch_size=1, timeout_s=60,
                              faults=(({B!r}, "hang"),) if sys.argv[2] == "hang" else ())
