@@ -4,9 +4,11 @@ The weights are chosen inside the training fold only: the members are fitted on 
 folds carved like the protocol's test folds (:func:`coloc.predict.protocols.inner_folds`:
 random pairs, or a held-out family / device), their out-of-fold predictions of the
 training rows are combined with every weight vector on a grid (steps of 1/``grid``), and
-the vector with the lowest mean absolute percentage error wins. The spread is the blend's
-inner out-of-fold error: ``pred_std`` = prediction x the root mean squared log error on
-that device (on all devices for a device not seen in training).
+the vector with the lowest mean absolute percentage error wins. A member that cannot be
+fitted on an inner fold raises InsufficientData, and the evaluation skips the blend on
+that fold, saying why. The spread is the blend's inner out-of-fold error: ``pred_std`` =
+prediction x the root mean squared log error on that device (on all devices for a device
+not seen in training).
 """
 
 from __future__ import annotations
@@ -35,12 +37,12 @@ class Blend(Predictor):
     name = "blend"
     has_spread = True
 
-    def __init__(self, seed: int = 0, members: dict | None = None, inner_folds: int = 3, grid: int = 4):
+    def __init__(self, seed: int = 0, members: dict | None = None, inner_k: int = 3, grid: int = 4):
         super().__init__(seed)
         self.members = dict(MEMBERS if members is None else members)
         if not self.members:
             raise ValueError("blend: no members")
-        self.inner_k, self.grid = int(inner_folds), int(grid)
+        self.inner_k, self.grid = int(inner_k), int(grid)  # inner random folds (K); weight steps of 1/grid
 
     def _member(self, name: str) -> Predictor:
         options = dict(self.members[name])
