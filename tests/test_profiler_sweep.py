@@ -127,12 +127,12 @@ def kill_and_check_nothing_is_left(sweep, family, how, log) -> bytes:
     before = log.read_bytes()
     sweep.send_signal(how)
     try:
-        sweep.wait(timeout=60)
+        sweep.wait(timeout=30)
     except subprocess.TimeoutExpired:
         sweep.send_signal(signal.SIGUSR1)
         time.sleep(2)
         sweep.kill()
-        pytest.fail(f"the sweep did not exit within 60 s of {how.name}; its threads:\n{sweep.stderr.read()[-6000:]}")
+        pytest.fail(f"the sweep did not exit within 30 s of {how.name}; its threads:\n{sweep.stderr.read()[-6000:]}")
     gone, still = psutil.wait_procs(family, timeout=15)
     assert still == [], f"left behind: {still}"
     assert log.read_bytes() == before  # the measurement in flight is lost, nothing else
