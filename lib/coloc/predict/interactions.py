@@ -22,6 +22,7 @@ from sklearn.linear_model import RidgeCV
 
 from coloc.datasets import family_of
 from coloc.predict.base import InsufficientData, Predictor, Tables, pair_labels, register, result
+from coloc.predict.inputs import exploded
 
 ALPHAS = (0.1, 0.3, 1.0, 3.0, 10.0)
 FLOOR = 1e-3  # normalized throughputs below this are taken as this before the log
@@ -44,34 +45,31 @@ class InteractionModel(Predictor):
         super().__init__(seed)
         self.alphas = tuple(float(a) for a in alphas)
 
-    def _design(self, devices, jobs, co_runners) -> np.ndarray:
-        x = np.zeros((len(jobs), len(self.vocab_)))
-        for row, keys in enumerate(map(effect_keys, devices, jobs, co_runners)):
-            cols = [self.vocab_[k] for k in keys if k in self.vocab_]
-            x[row, cols] = 1.0
+    def _design(self, row_keys) -> np.ndarray:
+        """One row per list of effect names: 1 in the column of each effect seen in training."""
+        x = np.zeros((len(row_keys), len(self.vocab_)))
+        for row, keys in enumerate(row_keys):
+            x[row, [self.vocab_[k] for k in keys if k in self.vocab_]] = 1.0
         return x
 
     def fit(self, train: Tables) -> "InteractionModel":
         labels = pair_labels(train.pairs)
         if len(labels) < 4:
             raise InsufficientData(f"{self.name}: {len(labels)} training rows, need at least 4")
-        co = labels["co_runners"].str[0]
+        row_keys = list(map(effect_keys, labels["device"], labels["workload"], labels["co_runners"].str[0]))
         self.vocab_ = {}
-        for keys in map(effect_keys, labels["device"], labels["workload"], co):
+        for keys in row_keys:
             for key in keys:
                 self.vocab_.setdefault(key, len(self.vocab_))
-        x = self._design(labels["device"], labels["workload"], co)
         y = np.log(np.maximum(labels["norm"].to_numpy(float), FLOOR))
-        self.model_ = RidgeCV(alphas=self.alphas, gcv_mode="svd").fit(x, y)
+        self.model_ = RidgeCV(alphas=self.alphas, gcv_mode="svd").fit(self._design(row_keys), y)
         return self
 
     def predict(self, queries: pd.DataFrame, context: Tables) -> pd.DataFrame:
-        lengths = queries["co_runners"].map(len).to_numpy()
-        query = np.repeat(np.arange(len(queries)), lengths)
-        devices = np.repeat(queries["device"].to_numpy(), lengths)
-        jobs = np.repeat(queries["workload"].to_numpy(), lengths)
-        co_runners = [c for co in queries["co_runners"] for c in co]
-        log_pair = self.model_.predict(self._design(devices, jobs, co_runners)) if len(co_runners) else np.zeros(0)
+        ex = exploded(queries)  # one row per (query, co-runner)
+        jobs = queries["workload"].to_numpy()[ex["query"].to_numpy()]
+        row_keys = list(map(effect_keys, ex["device"], jobs, ex["workload"]))
+        log_pair = self.model_.predict(self._design(row_keys)) if row_keys else np.zeros(0)
         log_norm = np.zeros(len(queries))
-        np.add.at(log_norm, query, log_pair)
+        np.add.at(log_norm, ex["query"].to_numpy(), log_pair)
         return result(queries.index, np.exp(log_norm))
