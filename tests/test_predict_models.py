@@ -182,6 +182,24 @@ def test_evaluation_outputs_follow_the_contracts(gavel):
     assert cross["held_out"].str.contains(",").all()
 
 
+def test_leave_one_job_type_out_predicts_each_job_in_its_own_fold(gavel):
+    """Under lojo the training mean seen by job a's prediction excludes every pair of job a."""
+    pred = evaluate(gavel, "lojo", {"mean": {}}, seeds=[0], progress=False).predictions
+    feasible = gavel.pairs[gavel.pairs["feasible"]]
+    assert len(pred) == len(feasible) and not pred.duplicated(["device", "workload_a", "workload_b"]).any()
+
+    def mean_without(job):
+        rest = feasible[(feasible["workload_a"] != job) & (feasible["workload_b"] != job)]
+        return np.concatenate([rest["norm_a"], rest["norm_b"]]).mean()
+
+    pairs_of_two = pred[pred["workload_a"] != pred["workload_b"]]
+    for _, row in pairs_of_two.sample(5, random_state=0).iterrows():
+        assert row["held_out"] == f"{row['workload_a']},{row['workload_b']}"
+        assert row["pred_norm_a"] == pytest.approx(mean_without(row["workload_a"]))
+        assert row["pred_norm_b"] == pytest.approx(mean_without(row["workload_b"]))
+        assert row["pred_norm_a"] != pytest.approx(row["pred_norm_b"])
+
+
 def test_tiny_profiled_data_runs_and_skips_what_does_not_apply(gavel, tmp_path):
     names = ["lm-wikitext2-b10", "recommendation-ml20m-b1024"]
     cpu = "cpu:Test CPU x2"

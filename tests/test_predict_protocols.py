@@ -68,6 +68,20 @@ def test_leave_one_family_out_removes_the_family_everywhere():
         assert fam not in set(f.train.pairs["workload_a"].map(family_of)) | set(f.train.pairs["workload_b"].map(family_of))
 
 
+def test_leave_one_job_type_out_keeps_the_rest_of_its_family():
+    tables = synthetic_tables()
+    fs = folds(tables, "lojo")
+    assert [f.held_out for f in fs] == sorted(WORKLOADS)
+    for f in fs:
+        job = f.held_out
+        touching = tables.pairs[tables.pairs["feasible"] & ((tables.pairs["workload_a"] == job)
+                                                            | (tables.pairs["workload_b"] == job))]
+        assert pair_keys(f.test) == pair_keys(touching)
+        trained = set(f.train.pairs["workload_a"]) | set(f.train.pairs["workload_b"])
+        assert job not in set(f.train.workloads["workload"]) | set(f.train.solo["workload"]) | trained
+        assert set(WORKLOADS) - {job} == set(f.train.workloads["workload"])  # its family's other job types stay
+
+
 def test_cross_device_trains_on_the_other_devices():
     tables = synthetic_tables(devices=["k80", "p100", "v100"])
     fs = folds(tables, "xdevice")
@@ -82,6 +96,8 @@ def test_protocols_that_do_not_apply_say_why():
         folds(synthetic_tables(devices=["v100"]), "xdevice")
     with pytest.raises(ProtocolSkipped, match="1 family"):
         folds(synthetic_tables(names=["aa-x-b8", "aa-x-b16"], infeasible=()), "lofo")
+    with pytest.raises(ProtocolSkipped, match="1 job type"):
+        folds(synthetic_tables(names=["aa-x-b8"], infeasible=()), "lojo")
     with pytest.raises(KeyError, match="unknown protocol"):
         folds(synthetic_tables(), "random10")
 
@@ -96,6 +112,9 @@ def test_utilization_folds_hold_out_whole_job_types():
         assert set(f.test["device"]) == set(DEVICES)  # a job type is held out on every device
     for f in util_folds(tables, "xdevice"):
         assert set(f.train.solo["device"]) == set(DEVICES) - {f.held_out}
+    lojo = util_folds(tables, "lojo")
+    assert [set(f.test["workload"]) for f in lojo] == [{w} for w in sorted(WORKLOADS)]
+    assert all(f.held_out not in set(f.train.solo["workload"]) for f in lojo)
 
 
 def test_derived_seeds_are_stable_and_distinct():
@@ -139,7 +158,7 @@ def test_score_table_counts_self_pairs_once_and_groups_by_job_family():
     assert table.loc[("device", "k80"), "max_error"] == pytest.approx(0.2)
 
 
-@pytest.mark.parametrize("groups", [None, "family", "device"])
+@pytest.mark.parametrize("groups", [None, "family", "workload", "device"])
 def test_inner_folds_fill_every_row_once_and_never_fit_on_its_pair(groups):
     from coloc.predict.protocols import inner_folds
 
@@ -157,5 +176,10 @@ def test_inner_folds_fill_every_row_once_and_never_fit_on_its_pair(groups):
             fam = {family_of(w) for w in jobs[fill]}
             fitted = pairs[fit_pairs]
             assert not fam & (set(fitted["workload_a"].map(family_of)) | set(fitted["workload_b"].map(family_of)))
+        if groups == "workload":  # the filled jobs' job types are absent from the fit pairs
+            fitted = pairs[fit_pairs]
+            assert not set(jobs[fill]) & (set(fitted["workload_a"]) | set(fitted["workload_b"]))
         if groups == "device":
             assert not set(pairs.loc[rows_pair, "device"]) & set(pairs.loc[fit_pairs, "device"])
+    if groups == "workload":  # job types dealt into at most k folds, not one fit per job type
+        assert len(parts) == 4

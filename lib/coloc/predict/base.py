@@ -81,7 +81,7 @@ class Predictor(ABC):
 
     name: str = ""
     has_spread: bool = False
-    # Set by the evaluation: None (random validation split), "family" or "device" (hold out one
+    # Set by the evaluation: None (random validation split), "family", "workload" or "device" (hold out one
     # group of the training fold, as the protocol's test fold does). Used by predictors that early-stop.
     validation_groups: str | None = None
 

@@ -21,8 +21,8 @@ Each block: per head, attention score LeakyReLU(a_dst.Wh_i + a_src.Wh_j + a_edge
 sum_j alpha_ij (Wh_j + We_ij); heads concatenated and merged; a GRU cell gates the update
 of the node state. A per-node head reads out normalized throughput (its bias starts at the
 training mean). Loss SmoothL1, Adam, early stopping on the validation MAE of a split carved
-from the training fold: random, or one held-out family / device when the protocol holds
-out families / devices (``validation_groups``).
+from the training fold: random, or one held-out family / job type / device when the protocol
+holds out families / job types / devices (``validation_groups``).
 """
 
 from __future__ import annotations
@@ -37,8 +37,7 @@ from torch import nn
 from coloc.predict.base import InsufficientData, Predictor, Tables, pair_queries, register, register_variant, result
 from coloc.predict.baselines import LightGBMPairs
 from coloc.predict.inputs import graph_columns, job_frame, lookup
-from coloc.predict.protocols import derived_seed, inner_folds
-from coloc.datasets import family_of
+from coloc.predict.protocols import derived_seed, group_of, inner_folds
 from coloc.devices import ISACPP_FEATURES
 
 EDGE_CHOICES = ("lgbm", "constant")
@@ -233,16 +232,17 @@ class EGGAT(Predictor):
 
     def _split(self, pairs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         """Training and validation graphs: a random fraction, or (``validation_groups``) every
-        pair touching one family / on one device, as the protocol's test fold is carved."""
+        pair touching one family / job type or on one device, as the protocol's test fold is carved."""
         rng = np.random.default_rng(derived_seed(self.seed, "egat-split"))
-        if self.validation_groups in ("family", "device"):
-            if self.validation_groups == "family":
-                fa, fb = pairs["workload_a"].map(family_of), pairs["workload_b"].map(family_of)
-                held = rng.choice(sorted(set(fa) | set(fb)))
-                val_mask = ((fa == held) | (fb == held)).to_numpy()
-            else:
+        if self.validation_groups in ("family", "workload", "device"):
+            if self.validation_groups == "device":
                 held = rng.choice(sorted(pairs["device"].unique()))
                 val_mask = (pairs["device"] == held).to_numpy()
+            else:
+                of = group_of(self.validation_groups)
+                ga, gb = pairs["workload_a"].map(of), pairs["workload_b"].map(of)
+                held = rng.choice(sorted(set(ga) | set(gb)))
+                val_mask = ((ga == held) | (gb == held)).to_numpy()
             if val_mask.any() and not val_mask.all():
                 return np.flatnonzero(~val_mask), np.flatnonzero(val_mask)
         order = rng.permutation(len(pairs))

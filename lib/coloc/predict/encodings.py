@@ -99,7 +99,7 @@ def cross_fitted(labels: pd.DataFrame, pairs: pd.DataFrame, seed: int, k: int = 
     """Encodings of the training rows ``labels`` (from :func:`pair_labels` of ``pairs``), out-of-fold.
 
     ``labels`` must be ``pair_labels(pairs)``: rows i and i + n are the two jobs of feasible pair i.
-    The folds mirror the protocol (``groups``: None, "family" or "device"; see
+    The folds mirror the protocol (``groups``: None, "family", "workload" or "device"; see
     :func:`coloc.predict.protocols.inner_folds`), so a training row's encodings are as incomplete
     as a test row's (e.g. under leave-one-family-out, a job's own-family encodings are missing).
     """

@@ -10,7 +10,7 @@ under) and ``base`` (its registry entry).
 The output holds one row per feasible unordered pair per predictor per seed. Under
 ``lofo`` a pair of two families is in two test folds; each job's prediction is taken from
 the fold that held out its own family (``fold`` is job a's fold, ``held_out`` names both
-families).
+families). ``lojo`` does the same with job types.
 """
 
 from __future__ import annotations
@@ -26,11 +26,10 @@ import torch
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
-from coloc.datasets import family_of
 from coloc.predict.base import InsufficientData, Tables, make_predictor, predict_pairs
 from coloc.predict.horus import UtilizationModel, util_labels
 from coloc.predict.metrics import METRICS, rmsle, score_table, scores
-from coloc.predict.protocols import Fold, ProtocolSkipped, folds, util_folds
+from coloc.predict.protocols import JOB_GROUPS, Fold, ProtocolSkipped, folds, group_of, util_folds
 
 PRED_COLUMNS = ["device", "workload_a", "workload_b", "predictor", "seed", "fold", "held_out",
                 "norm_a", "norm_b", "pred_norm_a", "pred_norm_b", "pred_std_a", "pred_std_b"]
@@ -40,7 +39,7 @@ UTIL_COLUMNS = ["device", "workload", "predictor", "seed", "fold", "held_out", "
 
 # How a predictor that early-stops or tunes should carve its validation split from the
 # training fold, by protocol: like the test fold (a held-out family / device), or at random.
-VALIDATION_GROUPS = {"random5": None, "lofo": "family", "xdevice": "device"}
+VALIDATION_GROUPS = {"random5": None, "xdevice": "device"} | JOB_GROUPS
 
 
 @dataclass
@@ -112,14 +111,14 @@ def evaluate(tables: Tables, protocol: str, predictors: dict, seeds, k: int = 5,
             bar.update()
     bar.close()
     predictions = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=PRED_COLUMNS)
-    if protocol == "lofo" and frames:
+    if protocol in JOB_GROUPS and frames:
         keys = ["predictor", "seed", "device", "workload_a", "workload_b"]
         expected = predictions.drop_duplicates(keys).groupby("predictor").size()
-        predictions = own_family_predictions(predictions)
+        predictions = own_group_predictions(predictions, JOB_GROUPS[protocol])
         kept = predictions.groupby("predictor").size().reindex(expected.index, fill_value=0)
         for name in expected.index[kept < expected]:
-            skipped.append(f"lofo: {name}: {expected[name] - kept[name]} pairs dropped (a job's own-family fold "
-                           f"was skipped)")
+            skipped.append(f"{protocol}: {name}: {expected[name] - kept[name]} pairs dropped (a job's own "
+                           f"{JOB_GROUPS[protocol]} fold was skipped)")
     predictions = predictions[PRED_COLUMNS].reset_index(drop=True)
     horus = predictors.get("horus")
     utilization = (utilization_oof(tables, protocol, seeds, k, skipped, **horus.get("util_params", {}))
@@ -128,20 +127,22 @@ def evaluate(tables: Tables, protocol: str, predictors: dict, seeds, k: int = 5,
     return Evaluation(protocol, predictions, utilization, skipped, time.perf_counter() - start, pd.DataFrame(timings))
 
 
-def own_family_predictions(predictions: pd.DataFrame) -> pd.DataFrame:
-    """LOFO: one row per pair, each job predicted in the fold that held out its own family.
+def own_group_predictions(predictions: pd.DataFrame, groups: str = "family") -> pd.DataFrame:
+    """LOFO / LOJO: one row per pair, each job predicted in the fold that held out its own group.
 
-    A pair whose second family's fold has no prediction (the predictor was skipped there) is dropped.
+    ``groups``: "family" or "workload" (job type). A pair whose second group's fold has no
+    prediction (the predictor was skipped there) is dropped.
     """
-    fam_a = predictions["workload_a"].map(family_of)
-    fam_b = predictions["workload_b"].map(family_of)
+    of = group_of(groups)
+    group_a, group_b = predictions["workload_a"].map(of), predictions["workload_b"].map(of)
     keys = ["predictor", "seed", "device", "workload_a", "workload_b"]
-    side_a = predictions[predictions["held_out"] == fam_a]
-    side_b = predictions[predictions["held_out"] == fam_b][keys + ["fold", "pred_norm_b", "pred_std_b"]]
+    side_a = predictions[predictions["held_out"] == group_a]
+    side_b = predictions[predictions["held_out"] == group_b][keys + ["fold", "pred_norm_b", "pred_std_b"]]
     merged = side_a.drop(columns=["pred_norm_b", "pred_std_b"]).merge(
         side_b, on=keys, how="inner", suffixes=("", "_b"), validate="one_to_one")
-    two = merged["workload_a"].map(family_of) != merged["workload_b"].map(family_of)
-    merged["held_out"] = np.where(two, merged["held_out"] + "," + merged["workload_b"].map(family_of), merged["held_out"])
+    second = merged["workload_b"].map(of)
+    two = merged["workload_a"].map(of) != second
+    merged["held_out"] = np.where(two, merged["held_out"] + "," + second, merged["held_out"])
     return merged.drop(columns=["fold_b"])
 
 

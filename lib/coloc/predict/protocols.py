@@ -4,6 +4,9 @@
   together), shuffled by the seed. Every job type and device is in training.
 * ``lofo``: leave one family out. The test fold holds every pair touching the family;
   training holds no pair, solo row or workload row of that family.
+* ``lojo``: leave one job type out, the same way for one job type (e.g. one batch size of a
+  family): the other job types of its family stay in training. A rung between ``random5``
+  and ``lofo``: how well a predictor generalizes to a new job of a known family.
 * ``xdevice``: leave one device out (train on the other GPU types, test on it); training
   holds no pair or solo row of that device.
 
@@ -12,7 +15,8 @@ table (e.g. one device only for ``xdevice``) raises :class:`ProtocolSkipped` wit
 
 Utilization folds (Horus's per-job prediction, out-of-fold) follow the same idea per job:
 ``random5`` groups solo rows by job type into K folds (a job type is predicted by a model
-that saw it on no device), ``lofo`` by family, ``xdevice`` by device.
+that saw it on no device), ``lofo`` by family, ``lojo`` by job type (one fold each),
+``xdevice`` by device.
 """
 
 from __future__ import annotations
@@ -26,7 +30,18 @@ import pandas as pd
 from coloc.datasets import family_of
 from coloc.predict.base import Tables
 
-PROTOCOLS = ("random5", "lofo", "xdevice")
+PROTOCOLS = ("random5", "lofo", "lojo", "xdevice")
+# The protocols that hold out one group of job types, and the group of a job type.
+JOB_GROUPS = {"lofo": "family", "lojo": "workload"}
+
+
+def group_of(groups: str):
+    """The function from a job type to its group: ``"family"`` or ``"workload"`` (itself)."""
+    if groups == "family":
+        return family_of
+    if groups == "workload":
+        return str
+    raise KeyError(f"job groups {groups!r}; expected 'family' or 'workload'")
 
 
 class ProtocolSkipped(ValueError):
@@ -54,8 +69,9 @@ def _feasible(pairs: pd.DataFrame) -> pd.DataFrame:
     return pairs[pairs["feasible"].astype(bool)].reset_index(drop=True)
 
 
-def _touches(pairs: pd.DataFrame, family: str) -> pd.Series:
-    return (pairs["workload_a"].map(family_of) == family) | (pairs["workload_b"].map(family_of) == family)
+def _touches(pairs: pd.DataFrame, group: str, of=family_of) -> pd.Series:
+    """Pairs with a job whose group (``of``: job type -> group) is ``group``."""
+    return (pairs["workload_a"].map(of) == group) | (pairs["workload_b"].map(of) == group)
 
 
 def _shuffled_kfold(n: int, k: int, seed: int) -> list[np.ndarray]:
@@ -67,8 +83,8 @@ def folds(tables: Tables, protocol: str, seed: int = 0, k: int = 5) -> list[Fold
     """The folds of ``protocol`` on these tables (each fold's training tables already restricted)."""
     if protocol == "random5":
         return _random_folds(tables, seed, k)
-    if protocol == "lofo":
-        return _family_folds(tables)
+    if protocol in JOB_GROUPS:
+        return _group_folds(tables, protocol)
     if protocol == "xdevice":
         return _device_folds(tables)
     raise KeyError(f"unknown protocol {protocol!r}; expected one of {PROTOCOLS}")
@@ -86,17 +102,20 @@ def _random_folds(tables: Tables, seed: int, k: int) -> list[Fold]:
     return out
 
 
-def _family_folds(tables: Tables) -> list[Fold]:
+def _group_folds(tables: Tables, protocol: str) -> list[Fold]:
+    """One fold per family (lofo) or job type (lojo): its pairs are tested, nothing of it is trained on."""
+    of = group_of(JOB_GROUPS[protocol])
+    what = JOB_GROUPS[protocol].replace("workload", "job type")
     pairs = _feasible(tables.pairs)
-    fams = sorted(set(pairs["workload_a"].map(family_of)) | set(pairs["workload_b"].map(family_of)))
-    if len(fams) < 2:
-        raise ProtocolSkipped(f"lofo: the pairs hold {len(fams)} family ({fams}); need at least 2")
+    names = sorted(set(pairs["workload_a"].map(of)) | set(pairs["workload_b"].map(of)))
+    if len(names) < 2:
+        raise ProtocolSkipped(f"{protocol}: the pairs hold {len(names)} {what} ({names}); need at least 2")
     out = []
-    for i, fam in enumerate(fams):
-        keep = [w for w in tables.workloads["workload"] if family_of(w) != fam]
-        test = _touches(pairs, fam)
-        train_pairs = tables.pairs[~_touches(tables.pairs, fam)]
-        out.append(Fold("lofo", i, fam, tables.subset(train_pairs, workloads=keep), pairs[test].reset_index(drop=True)))
+    for i, name in enumerate(names):
+        keep = [w for w in tables.workloads["workload"] if of(w) != name]
+        test = _touches(pairs, name, of)
+        train_pairs = tables.pairs[~_touches(tables.pairs, name, of)]
+        out.append(Fold(protocol, i, name, tables.subset(train_pairs, workloads=keep), pairs[test].reset_index(drop=True)))
     return out
 
 
@@ -125,22 +144,33 @@ def inner_folds(pairs: pd.DataFrame, groups: str | None, seed: int, k: int, name
     of (fit_pairs, fill_rows): boolean masks over the n pairs to fit on and over the 2n
     directed rows whose out-of-fold value that fit supplies. ``groups`` None: K random folds
     of pairs; "family": per family, the pairs touching it are held out and fill the rows of
-    that family's jobs; "device": per device. Falls back to random folds when there is one
-    group only. Every directed row is filled exactly once.
+    that family's jobs; "workload": the same with the job types dealt at random into K folds
+    (one fold per job type would be many fits); "device": per device. Falls back to random
+    folds when there is one group only. Every directed row is filled exactly once.
     """
     n = len(pairs)
-    if groups == "family":
-        fam_a, fam_b = pairs["workload_a"].map(family_of).to_numpy(), pairs["workload_b"].map(family_of).to_numpy()
-        fams = sorted(set(fam_a) | set(fam_b))
-        if len(fams) > 1:
-            job_fam = np.concatenate([fam_a, fam_b])
-            return [(~((fam_a == f) | (fam_b == f)), job_fam == f) for f in fams]
+    if groups in ("family", "workload"):
+        of = group_of(groups)
+        group_a, group_b = pairs["workload_a"].map(of).to_numpy(), pairs["workload_b"].map(of).to_numpy()
+        names = sorted(set(group_a) | set(group_b))
+        if len(names) > 1:
+            if groups == "workload":
+                order = np.random.default_rng(derived_seed(seed, name, "groups")).permutation(len(names))
+                buckets = [{names[i] for i in part} for part in np.array_split(order, min(k, len(names)))]
+            else:
+                buckets = [{g} for g in names]
+            job_group = np.concatenate([group_a, group_b])
+            out = []
+            for bucket in buckets:
+                held = np.isin(job_group, list(bucket))
+                out.append((~(held[:n] | held[n:]), held))
+            return out
     elif groups == "device":
         dev = pairs["device"].to_numpy()
         if len(set(dev)) > 1:
             return [(dev != d, np.concatenate([dev == d, dev == d])) for d in sorted(set(dev))]
     elif groups is not None:
-        raise KeyError(f"inner folds: groups {groups!r}; expected None, 'family' or 'device'")
+        raise KeyError(f"inner folds: groups {groups!r}; expected None, 'family', 'workload' or 'device'")
     order = np.random.default_rng(derived_seed(seed, name)).permutation(n)
     out = []
     for part in np.array_split(order, min(k, n)):
@@ -174,9 +204,9 @@ def util_folds(tables: Tables, protocol: str, seed: int = 0, k: int = 5) -> list
         parts = _shuffled_kfold(len(names), min(k, len(names)), derived_seed(seed, "random5-util-folds"))
         groups = [(f"k={i}", {names[j] for j in part}) for i, part in enumerate(parts)]
         held = solo["workload"]
-    elif protocol == "lofo":
-        held = solo["workload"].map(family_of)
-        groups = [(f, {f}) for f in sorted(held.unique())]
+    elif protocol in JOB_GROUPS:
+        held = solo["workload"].map(group_of(JOB_GROUPS[protocol]))
+        groups = [(g, {g}) for g in sorted(held.unique())]
     elif protocol == "xdevice":
         held = solo["device"]
         groups = [(d, {d}) for d in sorted(held.unique())]
