@@ -134,6 +134,23 @@ def test_egat_edges_of_training_pairs_never_carry_their_own_label(gavel):
     assert any(edges2[k] != edges[k] for k in edges)  # other pairs' edges do use that label
 
 
+@pytest.mark.parametrize("groups", ["family", "workload", "device"])
+def test_egat_validation_split_holds_out_one_group_like_the_protocol(gavel, groups):
+    predictor = make_predictor("egat", 0)
+    predictor.validation_groups = groups
+    pairs = gavel.pairs[gavel.pairs["feasible"]].reset_index(drop=True)
+    fit, val = predictor._split(pairs)
+    assert sorted(np.concatenate([fit, val])) == list(range(len(pairs))) and len(val) > 0
+    if groups == "device":
+        assert pairs.loc[val, "device"].nunique() == 1 and not set(pairs.loc[val, "device"]) & set(pairs.loc[fit, "device"])
+    else:
+        of = family_of if groups == "family" else str
+        touching = [set(map(of, ab)) for ab in pairs[["workload_a", "workload_b"]].itertuples(index=False)]
+        shared = set.intersection(*(touching[i] for i in val))
+        assert len(shared) == 1, shared  # one group touches every validation pair
+        assert not any(shared & touching[i] for i in fit)  # and no training pair
+
+
 def test_encodings_of_a_training_row_never_contain_its_label(gavel):
     pairs = gavel.pairs
     labels = pair_labels(pairs)
