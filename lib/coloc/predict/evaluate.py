@@ -38,7 +38,7 @@ UTIL_COLUMNS = ["device", "workload", "predictor", "seed", "fold", "held_out", "
 
 
 # How a predictor that early-stops or tunes should carve its validation split from the
-# training fold, by protocol: like the test fold (a held-out family / device), or at random.
+# training fold, by protocol: like the test fold (a held-out family / job type / device), or at random.
 VALIDATION_GROUPS = {"random5": None, "xdevice": "device"} | JOB_GROUPS
 
 
@@ -127,7 +127,7 @@ def evaluate(tables: Tables, protocol: str, predictors: dict, seeds, k: int = 5,
     return Evaluation(protocol, predictions, utilization, skipped, time.perf_counter() - start, pd.DataFrame(timings))
 
 
-def own_group_predictions(predictions: pd.DataFrame, groups: str = "family") -> pd.DataFrame:
+def own_group_predictions(predictions: pd.DataFrame, groups: str) -> pd.DataFrame:
     """LOFO / LOJO: one row per pair, each job predicted in the fold that held out its own group.
 
     ``groups``: "family" or "workload" (job type). A pair whose second group's fold has no

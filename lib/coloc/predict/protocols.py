@@ -69,7 +69,7 @@ def _feasible(pairs: pd.DataFrame) -> pd.DataFrame:
     return pairs[pairs["feasible"].astype(bool)].reset_index(drop=True)
 
 
-def _touches(pairs: pd.DataFrame, group: str, of=family_of) -> pd.Series:
+def touches(pairs: pd.DataFrame, group: str, of=family_of) -> pd.Series:
     """Pairs with a job whose group (``of``: job type -> group) is ``group``."""
     return (pairs["workload_a"].map(of) == group) | (pairs["workload_b"].map(of) == group)
 
@@ -113,8 +113,8 @@ def _group_folds(tables: Tables, protocol: str) -> list[Fold]:
     out = []
     for i, name in enumerate(names):
         keep = [w for w in tables.workloads["workload"] if of(w) != name]
-        test = _touches(pairs, name, of)
-        train_pairs = tables.pairs[~_touches(tables.pairs, name, of)]
+        test = touches(pairs, name, of)
+        train_pairs = tables.pairs[~touches(tables.pairs, name, of)]
         out.append(Fold(protocol, i, name, tables.subset(train_pairs, workloads=keep), pairs[test].reset_index(drop=True)))
     return out
 
