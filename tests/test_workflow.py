@@ -49,6 +49,15 @@ def test_dry_run_plans_every_stage(tmp_path, extra):
         assert rule in result.stdout
 
 
+def test_nested_command_line_config_is_typed_then_validated(tmp_path):
+    """`--config` hands nested values over as text: numbers become numbers, nonsense is still refused."""
+    ok = snakemake("-n", "--config", 'predictors={"workers": 1, "seeds": [3]}', cwd=tmp_path)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    bad = snakemake("-n", "--config", 'predictors={"workers": "many"}', cwd=tmp_path)
+    assert bad.returncode != 0
+    assert "'many' is not of type 'integer'" in bad.stdout + bad.stderr
+
+
 def test_ci_run_writes_tables_and_figures(ci_run):
     pairs = pd.read_parquet(ci_run / "data/processed/pairs.parquet")
     assert pairs.groupby("device").size().to_dict() == {"k80": 351, "p100": 351, "v100": 351}

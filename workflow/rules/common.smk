@@ -3,14 +3,17 @@ import json
 import re
 from pathlib import Path
 
+import yaml
 from snakemake.utils import min_version, validate
+
+from coloc.config import typed_by_schema
 
 min_version("9.0")
 
-
-validate(config, "../../config/config.schema.yaml")
-
 REPO = Path(workflow.basedir)
+# `--config` hands nested values over as text; type them by the schema, then validate.
+config.update(typed_by_schema(config, yaml.safe_load((REPO / "config" / "config.schema.yaml").read_text())))
+validate(config, "../../config/config.schema.yaml")
 NOTEBOOKS = REPO / "notebooks"
 ENV = REPO / "environment.yml"
 # Every rule file appends the final figures and tables it makes; rule all asks for them.
