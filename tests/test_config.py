@@ -34,10 +34,12 @@ def test_scalars_follow_the_schema_type_and_strings_stay_strings():
     given = {"n": "3", "x": "2.5", "flag": "true", "name": "007", "maybe": "null", "either": ["1", "2"]}
     assert typed_by_schema(given, schema) == {"n": 3, "x": 2.5, "flag": True, "name": "007", "maybe": None,
                                               "either": [1, 2]}
+    assert typed_by_schema({"x": "1e-3"}, schema) == {"x": 0.001}  # YAML 1.1 alone would keep this as text
     assert typed_by_schema({"either": "all"}, schema) == {"either": "all"}
 
 
 def test_text_that_is_not_the_schema_type_is_left_for_validation_to_report():
     schema = {"type": "object", "properties": {"n": {"type": "integer"}, "x": {"type": "number"}}}
     assert typed_by_schema({"n": "many", "x": "1.5.2"}, schema) == {"n": "many", "x": "1.5.2"}
+    assert typed_by_schema({"n": "1e3"}, schema) == {"n": "1e3"}
     assert typed_by_schema({"n": "2.5"}, schema) == {"n": "2.5"}  # a float is no integer

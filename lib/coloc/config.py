@@ -61,4 +61,9 @@ def _parsed_scalar(text: str, types):
         return None
     if "string" in types:
         return text
+    if isinstance(parsed, str) and "number" in types:  # YAML 1.1 reads 1e-3 (no dot) as text
+        try:
+            parsed = float(text)
+        except ValueError:
+            return text
     return parsed if any(_SCALARS[t](parsed) for t in types if t in _SCALARS) else text
