@@ -37,7 +37,7 @@ from torch import nn
 from coloc.predict.base import InsufficientData, Predictor, Tables, pair_queries, register, register_variant, result
 from coloc.predict.baselines import LightGBMPairs
 from coloc.predict.inputs import graph_columns, job_frame, lookup
-from coloc.predict.protocols import derived_seed, group_of, inner_folds, touches
+from coloc.predict.protocols import derived_seed, group_of, groups_in, inner_folds, touches
 from coloc.devices import ISACPP_FEATURES
 
 EDGE_CHOICES = ("lgbm", "constant")
@@ -240,7 +240,7 @@ class EGGAT(Predictor):
                 val_mask = (pairs["device"] == held).to_numpy()
             else:
                 of = group_of(self.validation_groups)
-                held = rng.choice(sorted(set(pairs["workload_a"].map(of)) | set(pairs["workload_b"].map(of))))
+                held = rng.choice(groups_in(pairs, of))
                 val_mask = touches(pairs, held, of).to_numpy()
             if val_mask.any() and not val_mask.all():
                 return np.flatnonzero(~val_mask), np.flatnonzero(val_mask)

@@ -69,6 +69,11 @@ def _feasible(pairs: pd.DataFrame) -> pd.DataFrame:
     return pairs[pairs["feasible"].astype(bool)].reset_index(drop=True)
 
 
+def groups_in(pairs: pd.DataFrame, of=family_of) -> list[str]:
+    """The groups (``of``: job type -> group) of the pairs' jobs, sorted."""
+    return sorted(set(pairs["workload_a"].map(of)) | set(pairs["workload_b"].map(of)))
+
+
 def touches(pairs: pd.DataFrame, group: str, of=family_of) -> pd.Series:
     """Pairs with a job whose group (``of``: job type -> group) is ``group``."""
     return (pairs["workload_a"].map(of) == group) | (pairs["workload_b"].map(of) == group)
@@ -107,7 +112,7 @@ def _group_folds(tables: Tables, protocol: str) -> list[Fold]:
     of = group_of(JOB_GROUPS[protocol])
     what = JOB_GROUPS[protocol].replace("workload", "job type")
     pairs = _feasible(tables.pairs)
-    names = sorted(set(pairs["workload_a"].map(of)) | set(pairs["workload_b"].map(of)))
+    names = groups_in(pairs, of)
     if len(names) < 2:
         raise ProtocolSkipped(f"{protocol}: the pairs hold {len(names)} {what} ({names}); need at least 2")
     out = []
