@@ -11,9 +11,10 @@ from coloc.config import typed_by_schema
 min_version("9.0")
 
 REPO = Path(workflow.basedir)
+SCHEMA = REPO / "config" / "config.schema.yaml"
 # `--config` hands nested values over as text; type them by the schema, then validate.
-config.update(typed_by_schema(config, yaml.safe_load((REPO / "config" / "config.schema.yaml").read_text())))
-validate(config, "../../config/config.schema.yaml")
+config.update(typed_by_schema(config, yaml.safe_load(SCHEMA.read_text())))
+validate(config, str(SCHEMA))
 NOTEBOOKS = REPO / "notebooks"
 ENV = REPO / "environment.yml"
 # Every rule file appends the final figures and tables it makes; rule all asks for them.
