@@ -43,6 +43,24 @@ def mirror_option():
     return f"--mirror {mirror}" if mirror else ""
 
 
+LIBRARY = REPO / "lib" / "coloc"
+
+
+def library(*names):
+    """The library files a rule runs, so that editing one reruns the rule: modules or packages of lib/coloc
+    ("predict" is every module of coloc.predict, "sim/engine" one module); the package's __init__ is always in."""
+    files = {LIBRARY / "__init__.py"}
+    for name in names:
+        path = LIBRARY / name
+        if path.is_dir():
+            files.update(path.rglob("*.py"))
+        elif path.with_suffix(".py").is_file():
+            files.add(path.with_suffix(".py"))
+        else:
+            raise ValueError(f"library({name!r}): no module or package lib/coloc/{name}")
+    return sorted(str(f.relative_to(REPO)) for f in files)
+
+
 def as_yaml(values):
     """Notebook parameters as a YAML (JSON) string for papermill -y."""
     return json.dumps(values)
