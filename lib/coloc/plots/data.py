@@ -1,33 +1,13 @@
-"""Figures of the data stage: one function per figure, seaborn on matplotlib's Agg backend.
-
-Each function returns the matplotlib Figure; :func:`save` writes and closes it.
-Every figure names its data source and device in its title.
-"""
+"""Figures of the data stage (notebook 00_data): the measured interference and the trace."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
-
-GAVEL_SOURCE = "Gavel simulation_throughputs.json (measured)"
-PHILLY_SOURCE = "Philly trace (Microsoft, via the Pollux artifact)"
-
-
-def save(fig: plt.Figure, path: str | Path, dpi: int = 120) -> Path:
-    """Write ``fig`` to ``path`` (folders created) and close it."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=dpi, bbox_inches="tight")
-    plt.close(fig)
-    return path
-
+from coloc.plots import GAVEL_SOURCE, PHILLY_SOURCE
 
 def ordered_norm_matrix(pairs: pd.DataFrame, device: str) -> pd.DataFrame:
     """Matrix of normalized throughput of the row job when co-located with the column job."""

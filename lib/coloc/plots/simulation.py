@@ -1,17 +1,14 @@
-"""Figures of the simulation stage: one function per figure, seaborn on matplotlib's Agg backend.
+"""Figures of the simulation stage (notebook 04_simulation_figures).
 
-Each function returns the Figure; `coloc.plots.save` writes and closes it.
-Titles carry the data source, the device and the prediction protocol.
+Titles carry the data source, the device and the prediction protocol. Policies appear in the order
+of their kind: baselines, then predictive policies, then oracles (upper bounds, labelled so).
 """
 from __future__ import annotations
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
 
 SUMMARY_METRICS = {
     "jct_mean": "mean JCT (h)", "jct_p99": "p99 JCT (h)", "makespan": "makespan (h)",
@@ -22,11 +19,20 @@ SUMMARY_METRICS = {
 HOURS = {"jct_mean", "jct_p99", "makespan", "queue_delay_mean"}
 
 
+KIND_ORDER = ("baseline", "predictive", "oracle")
+
+
 def policy_order(summary: pd.DataFrame) -> list[str]:
-    """Baselines, then the papers, then oracles and coloc's own, as present."""
-    preferred = ["fifo", "sjf", "tiresias", "gandiva", "horus", "isacpp", "coloc", "coloc-fifo", "oracle"]
-    present = list(dict.fromkeys(summary["policy"]))
-    return [p for p in preferred if p in present] + [p for p in present if p not in preferred]
+    """Policies by kind (baselines, predictive, oracles), in order of appearance within a kind.
+
+    ``summary`` has the columns policy and kind (the simulation summary has both).
+    """
+    kinds = dict(zip(summary["policy"], summary["kind"]))
+    rank = {kind: i for i, kind in enumerate(KIND_ORDER)}
+    unknown = sorted(set(kinds.values()) - set(rank))
+    if unknown:
+        raise ValueError(f"policy kinds {unknown} not among {list(KIND_ORDER)}")
+    return sorted(kinds, key=lambda policy: rank[kinds[policy]])
 
 
 def label(policy: str, kind: str) -> str:
@@ -60,10 +66,9 @@ def policy_comparison(summary: pd.DataFrame, metrics=tuple(SUMMARY_METRICS), tit
     return fig
 
 
-def jct_cdf(jobs: pd.DataFrame, title: str = "") -> plt.Figure:
-    """Empirical CDF of job completion time per policy (log scale)."""
+def jct_cdf(jobs: pd.DataFrame, order: list[str], title: str = "") -> plt.Figure:
+    """Empirical CDF of job completion time per policy (log scale), policies in ``order``."""
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    order = policy_order(jobs)
     sns.ecdfplot(data=jobs, x="jct", hue="policy", hue_order=order, log_scale=True, ax=ax)
     ax.set_xlabel("job completion time (s)")
     ax.set_ylabel("share of jobs")
@@ -72,11 +77,10 @@ def jct_cdf(jobs: pd.DataFrame, title: str = "") -> plt.Figure:
     return fig
 
 
-def utilization_over_time(series: pd.DataFrame, title: str = "") -> plt.Figure:
-    """Time-weighted busy GPUs and effective GPUs (shares of the cluster) per policy over time."""
+def utilization_over_time(series: pd.DataFrame, order: list[str], title: str = "") -> plt.Figure:
+    """Time-weighted busy and effective GPUs (shares of the cluster) per policy over time, policies in ``order``."""
     fig, axes = plt.subplots(1, 2, figsize=(13, 4), sharey=True)
     data = series.assign(hours=series["time"] / 3600.0)
-    order = policy_order(data)
     for ax, column, name in zip(axes, ("gpu_util", "effective_util"), ("busy GPUs", "effective GPUs")):
         sns.lineplot(data=data, x="hours", y=column, hue="policy", hue_order=order, ax=ax, errorbar=None)
         ax.set_title(f"{name} (share of the cluster)")

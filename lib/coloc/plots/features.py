@@ -1,15 +1,11 @@
-"""Figures of the features stage: one function per figure, each returning its Figure
-(write and close it with :func:`coloc.plots.save`)."""
+"""Figures of the features stage (notebook 02_features): the zoo's model-graph features."""
 from __future__ import annotations
 
-import matplotlib
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
-
-from .features import COARSE  # noqa: E402
+from coloc.features import COARSE
 
 SOURCE = "coloc workload zoo, features measured on the meta device (torch FlopCounterMode)"
 
