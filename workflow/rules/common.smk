@@ -6,6 +6,7 @@ from pathlib import Path
 import yaml
 from snakemake.utils import min_version, validate
 
+from coloc import modules
 from coloc.config import typed_by_schema
 
 min_version("9.0")
@@ -37,30 +38,15 @@ def source_sha256(wildcards):
     return SOURCE_BY_FILE[wildcards.file]["sha256"]
 
 
-def mirror_option():
-    """The --mirror option of `coloc fetch` from the config (COLOC_DATA_MIRROR still wins)."""
-    mirror = config.get("mirror")
-    return f"--mirror {mirror}" if mirror else ""
-
-
-LIBRARY = REPO / "lib" / "coloc"
-
-
-def library(*names):
-    """The library files a rule runs, so that editing one reruns the rule: modules or packages of lib/coloc
-    ("predict" is every module of coloc.predict, "sim/engine" one module); the package's __init__ is always in."""
-    files = {LIBRARY / "__init__.py"}
-    for name in names:
-        path = LIBRARY / name
-        if path.is_dir():
-            files.update(path.rglob("*.py"))
-        elif path.with_suffix(".py").is_file():
-            files.add(path.with_suffix(".py"))
-        else:
-            raise ValueError(f"library({name!r}): no module or package lib/coloc/{name}")
-    return sorted(str(f.relative_to(REPO)) for f in files)
+def code_of(runs):
+    """The lib/coloc files a notebook (a path) or a module (e.g. "coloc.cli") runs, by its imports followed
+    transitively (coloc.modules): a rule's code input, so that editing one of them reruns the rule and what
+    depends on it, and editing any other file does not."""
+    if isinstance(runs, Path):
+        return [str(path) for path in modules.files_of_notebook(runs)]
+    return [str(path) for path in modules.files_of_module(runs)]
 
 
 def as_yaml(values):
-    """Notebook parameters as a YAML (JSON) string for papermill -y."""
+    """Notebook parameters as a YAML (JSON) string for papermill -y; rules pass it shell-quoted ({params.x:q})."""
     return json.dumps(values)

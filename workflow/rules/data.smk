@@ -1,4 +1,5 @@
 # Stage 0: reference data, downloaded (or copied from a mirror) and checksummed, then parsed into tables.
+# Every value from the config reaches the shell quoted ({...:q}): no config string is interpreted by a shell.
 
 
 wildcard_constraints:
@@ -6,24 +7,27 @@ wildcard_constraints:
 
 
 rule download:
+    input:
+        code=code_of("coloc.cli"),
     output:
         "data/raw/{file}",
     params:
         url=source_url,
         sha256=source_sha256,
-        mirror=mirror_option(),
+        mirror=config.get("mirror") or "",  # COLOC_DATA_MIRROR still wins in `coloc fetch`
     log:
         "logs/download/{file}.log",
     conda:
         ENV
     shell:
-        "coloc fetch --file {wildcards.file} --url {params.url} --sha256 {params.sha256} "
-        "--raw-dir data/raw {params.mirror} 2>&1 | tee {log}"
+        "coloc fetch --file {wildcards.file:q} --url {params.url:q} --sha256 {params.sha256:q} "
+        "--raw-dir data/raw --mirror {params.mirror:q} 2>&1 | tee {log:q}"
 
 
 rule data_tables:
     input:
         notebook=NOTEBOOKS / "00_data.ipynb",
+        code=code_of(NOTEBOOKS / "00_data.ipynb"),
         gavel=raw_path("gavel_throughputs"),
         philly=raw_path("philly_trace"),
     output:
@@ -39,10 +43,10 @@ rule data_tables:
     conda:
         ENV
     shell:
-        "papermill {input.notebook} {log.notebook} -k python3 --cwd . "
-        "-p gavel_path {input.gavel} -p philly_path {input.philly} "
-        "-p solo_path {output.solo} -p pairs_path {output.pairs} -p trace_path {output.trace} "
-        "-p heatmap_path {output.heatmap} -p trace_figure_path {output.trace_figure} "
+        "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
+        "-p gavel_path {input.gavel:q} -p philly_path {input.philly:q} "
+        "-p solo_path {output.solo:q} -p pairs_path {output.pairs:q} -p trace_path {output.trace:q} "
+        "-p heatmap_path {output.heatmap:q} -p trace_figure_path {output.trace_figure:q} "
         "-y {params.trace:q}"
 
 

@@ -5,6 +5,7 @@
 rule features:
     input:
         notebook=NOTEBOOKS / "02_features.ipynb",
+        code=code_of(NOTEBOOKS / "02_features.ipynb"),
     output:
         workloads="data/processed/workloads.parquet",
         flops_figure="figures/features/flops_vs_params.png",
@@ -17,10 +18,10 @@ rule features:
     conda:
         ENV
     shell:
-        "papermill {input.notebook} {log.notebook} -k python3 --cwd . "
-        "-p workloads_path {output.workloads} -p flops_figure_path {output.flops_figure} "
-        "-p correlation_figure_path {output.correlation_figure} "
-        "-p operator_figure_path {output.operator_figure} "
+        "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
+        "-p workloads_path {output.workloads:q} -p flops_figure_path {output.flops_figure:q} "
+        "-p correlation_figure_path {output.correlation_figure:q} "
+        "-p operator_figure_path {output.operator_figure:q} "
         "-y {params.names:q}"
 
 

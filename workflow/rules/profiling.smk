@@ -7,6 +7,7 @@
 rule profiling:
     input:
         notebook=NOTEBOOKS / "01_profiling.ipynb",
+        code=code_of(NOTEBOOKS / "01_profiling.ipynb"),
     output:
         solo="data/processed/profiled/solo.parquet",
         pairs="data/processed/profiled/pairs.parquet",
@@ -22,9 +23,9 @@ rule profiling:
     conda:
         ENV
     shell:
-        "papermill {input.notebook} {log.notebook} -k python3 --cwd . "
-        "-p log_path {params.measurement_log} -p solo_path {output.solo} -p pairs_path {output.pairs} "
-        "-p jobs_path {output.jobs} -p heatmap_path {output.heatmap} -p spread_path {output.spread} "
+        "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
+        "-p log_path {params.measurement_log:q} -p solo_path {output.solo:q} -p pairs_path {output.pairs:q} "
+        "-p jobs_path {output.jobs:q} -p heatmap_path {output.heatmap:q} -p spread_path {output.spread:q} "
         "-y {params.settings:q}"
 
 

@@ -1,0 +1,83 @@
+"""Which files of the coloc package a notebook or module runs: the workflow's code inputs.
+
+Read statically from the import statements (``import coloc.x``, ``from coloc.x import y``,
+``from coloc import x``, relative imports), followed transitively. Importing a module runs the
+``__init__`` of every package above it, so those are in too; a package whose ``__init__`` discovers
+its modules (a registry that imports every module with ``pkgutil``) brings all of its modules.
+Editing any listed file makes Snakemake rerun the rule (and what depends on its outputs), and
+editing any other file does not.
+"""
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent  # lib/coloc
+PACKAGE = "coloc"
+
+
+def files_of_notebook(notebook: str | Path) -> list[Path]:
+    """The coloc files the code cells of ``notebook`` import, transitively, sorted."""
+    cells = json.loads(Path(notebook).read_text())["cells"]
+    source = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    lines = [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]
+    return _closure(_imports(ast.parse("\n".join(lines)), package=()))
+
+
+def files_of_module(module: str) -> list[Path]:
+    """The coloc files that importing ``module`` (e.g. "coloc.cli") runs, sorted."""
+    return _closure({tuple(module.split("."))[1:]})
+
+
+def _closure(start: set[tuple[str, ...]]) -> list[Path]:
+    seen: set[Path] = set()
+    todo = list(start)
+    while todo:
+        parts = todo.pop()
+        for path in _files(parts):
+            if path in seen:
+                continue
+            seen.add(path)
+            package = parts if path.name == "__init__.py" else parts[:-1]
+            tree = ast.parse(path.read_text(), filename=str(path))
+            todo.extend(_imports(tree, package))
+            if path.name == "__init__.py" and "pkgutil" in path.read_text():
+                todo.extend(parts + (p.stem,) for p in path.parent.glob("*.py") if p.stem != "__init__")
+    return sorted(seen)
+
+
+def _files(parts: tuple[str, ...]) -> list[Path]:
+    """The module's file (or the package's __init__) and the __init__ of every package above it."""
+    out = [ROOT / "__init__.py"]
+    for depth in range(1, len(parts) + 1):
+        base = ROOT.joinpath(*parts[:depth])
+        if (base / "__init__.py").is_file():
+            out.append(base / "__init__.py")
+        elif base.with_suffix(".py").is_file() and depth == len(parts):
+            out.append(base.with_suffix(".py"))
+        else:
+            return out  # a name inside a module (a function or class), not a module
+    return out
+
+
+def _imports(tree: ast.AST, package: tuple[str, ...]) -> set[tuple[str, ...]]:
+    """Module paths below coloc (as tuples) that ``tree`` imports; ``package`` resolves relative imports."""
+    found: set[tuple[str, ...]] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(_below(alias.name.split(".")) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = list(package[: len(package) - node.level + 1]) + (node.module or "").split(".")
+                base = [PACKAGE] + [p for p in base if p]
+            else:
+                base = (node.module or "").split(".")
+            found.add(_below(base))
+            found.update(_below(base + [alias.name]) for alias in node.names)
+    found.discard(None)
+    return found
+
+
+def _below(names: list[str]) -> tuple[str, ...] | None:
+    return tuple(names[1:]) if names and names[0] == PACKAGE else None
