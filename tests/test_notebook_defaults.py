@@ -1,0 +1,70 @@
+"""Notebook parameter defaults agree with config/config.yaml, so that a notebook opened in JupyterLab runs the
+default pipeline's settings; and every notebook checks its parameters' types (coloc.params)."""
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIG = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+SIM = CONFIG["simulation"]
+
+# notebook -> (config section, prefix of the parameter names that mirror that section's keys)
+SECTIONS = {
+    "00_data": (CONFIG["trace"], "trace_"),
+    "01_profiling": (CONFIG["profiling"], ""),
+    "02_features": (CONFIG["features"], ""),
+    "04_simulation": (SIM, ""),
+}
+
+
+def parameters(stem: str) -> dict:
+    """The defaults of the notebook's `parameters` cell, executed as written."""
+    cells = json.loads((REPO / "notebooks" / f"{stem}.ipynb").read_text())["cells"]
+    tagged = [c for c in cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+    assert len(tagged) == 1, f"notebooks/{stem}.ipynb: expected one cell tagged 'parameters', found {len(tagged)}"
+    namespace: dict = {}
+    exec("".join(tagged[0]["source"]), namespace)
+    return {k: v for k, v in namespace.items() if not k.startswith("__") and k in namespace.get("__annotations__", {})}
+
+
+def notebooks() -> list[str]:
+    return sorted(p.stem for p in (REPO / "notebooks").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("stem", sorted(SECTIONS))
+def test_defaults_equal_the_config_section(stem):
+    section, prefix = SECTIONS[stem]
+    defaults = parameters(stem)
+    shared = {name: section[name[len(prefix):]] for name in defaults
+              if name.startswith(prefix) and name[len(prefix):] in section}
+    # a sweep list of the config (gpus, seeds) against one run's value: checked by the sweep test below
+    shared = {k: v for k, v in shared.items() if not (isinstance(v, list) and not isinstance(defaults[k], list))}
+    assert len(shared) >= min(3, len(section)), f"{stem}: only {sorted(shared)} mirror the config"
+    differ = {name: (defaults[name], value) for name, value in shared.items() if defaults[name] != value}
+    assert not differ, f"notebooks/{stem}.ipynb defaults differ from config/config.yaml: {differ}"
+
+
+def test_simulation_notebook_defaults_are_a_run_of_the_default_sweep():
+    defaults = parameters("04_simulation")
+    spec = {k: v for k, v in SIM["trace_specs"][defaults["trace_name"]].items() if k != "loads"}
+    assert defaults["trace_spec"] == spec
+    assert defaults["policy"] in SIM["policies"] and defaults["seed"] in SIM["seeds"]
+    assert defaults["gpus"] in SIM["gpus"] and defaults["load"] in SIM["trace_specs"]["philly"]["loads"]
+
+
+def test_figure_notebook_defaults_follow_the_config():
+    defaults = parameters("04_simulation_figures")
+    assert defaults["traces"] == SIM["traces"]
+    assert (defaults["headline_gpus"], defaults["headline_load"]) == (SIM["headline"]["gpus"], SIM["headline"]["load"])
+
+
+@pytest.mark.parametrize("stem", notebooks())
+def test_every_notebook_checks_its_parameter_types(stem):
+    cells = json.loads((REPO / "notebooks" / f"{stem}.ipynb").read_text())["cells"]
+    code = [("".join(c["source"]), c.get("metadata", {}).get("tags", [])) for c in cells if c["cell_type"] == "code"]
+    after = [source for source, tags in code[1:] if "parameters" not in tags]
+    assert "parameters" in code[0][1], f"{stem}: the first code cell is not the parameters cell"
+    assert "params.check(globals())" in after[0], f"{stem}: the cell after the parameters does not check them"
