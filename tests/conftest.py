@@ -1,12 +1,18 @@
-"""Shared fixtures: the data mirror, the real reference files fetched through coloc.sources."""
+"""Shared fixtures: the data mirror, the real reference files fetched through coloc.sources, Gavel's tables.
+
+Figures are drawn on matplotlib's non-interactive Agg backend (coloc.plots chooses none itself).
+"""
 
 import os
 from pathlib import Path
 
-import pytest
-import yaml
+os.environ.setdefault("MPLBACKEND", "Agg")
 
-from coloc import sources
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+import yaml  # noqa: E402
+
+from coloc import datasets, sources  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -26,3 +32,9 @@ def raw_files(mirror, tmp_path_factory) -> dict[str, Path]:
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     raw = tmp_path_factory.mktemp("raw")
     return {name: sources.fetch(src, raw, mirror) for name, src in sources.sources_from_config(config).items()}
+
+
+@pytest.fixture(scope="session")
+def gavel(raw_files) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Gavel's (solo, pairs) tables, parsed from the checksummed copy of the mirror (do not modify them)."""
+    return datasets.load_gavel(raw_files["gavel_throughputs"])
