@@ -9,6 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+pytestmark = pytest.mark.slow  # every test here starts Snakemake (seconds), one runs the CI workflow (minutes)
+
 REPO = Path(__file__).resolve().parents[1]
 CI_CONFIG = REPO / "config" / "ci.yaml"
 
