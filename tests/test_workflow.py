@@ -6,8 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 pytestmark = pytest.mark.slow  # every test here starts Snakemake (seconds), one runs the CI workflow (minutes)
 
@@ -114,3 +116,79 @@ def test_corrupted_mirror_stops_with_checksum_message_and_leaves_no_file(tmp_pat
     assert "philly/philly.csv: checksum mismatch" in output
     assert "expected sha256 ebffb3dd1589bdf4e7bcd74496201c5ded1d557d498ee14f560463f37ec353da" in output
     assert [p for p in (workdir / "data" / "raw").rglob("*") if p.is_file()] == []
+
+
+NEW_POLICY = '''"""Last come, first served on whole GPUs: a policy added in one file (tests/test_workflow.py)."""
+from coloc.policies.base import Policy, place_exclusive, register
+
+
+@register("lifo-test")
+class LastInFirstOut(Policy):
+    def queue_key(self, job) -> tuple:
+        return (-job.submit_time, -job.job_id)
+
+    def schedule(self, view) -> None:
+        while view.queue:
+            job = view.queue.best(view.cluster.max_free())
+            if job is None or not place_exclusive(view, job):
+                return
+'''
+
+
+@pytest.fixture
+def ci_copy(ci_run, tmp_path):
+    """A copy of the repository's workflow and library and of the finished CI run, times kept (nothing to do)."""
+    repo, workdir = tmp_path / "repo", tmp_path / "work"
+    repo.mkdir()
+    shutil.copy2(REPO / "Snakefile", repo / "Snakefile")
+    for part in ("workflow", "config", "notebooks", "lib"):
+        shutil.copytree(REPO / part, repo / part)  # copies keep their modification times
+    for part in ("data", "results", "figures", "logs"):
+        shutil.copytree(ci_run / part, workdir / part)
+    return repo, workdir
+
+
+def planned_jobs(output: str) -> dict[str, int]:
+    """rule -> count from the job stats table of a dry run."""
+    table = output.split("Job stats:", 1)[1].split("Reasons:", 1)[0]
+    rows = [line.split() for line in table.splitlines()[3:] if line.strip()]
+    return {row[0]: int(row[1]) for row in rows if len(row) == 2 and row[0] != "total"}
+
+
+def copy_snakemake(repo, workdir, *args):
+    env_run = [sys.executable, "-m", "snakemake", "-s", str(repo / "Snakefile"), "--cores", "2", *args]
+    env = dict(os.environ, PYTHONPATH=str(repo / "lib"))
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    return subprocess.run(env_run, cwd=workdir, env=env, capture_output=True, text=True, timeout=900)
+
+
+def test_editing_a_predictor_module_reruns_the_predictors_and_what_reads_them_only(ci_copy):
+    repo, workdir = ci_copy
+    assert "Nothing to be done" in copy_snakemake(repo, workdir, "-n", "--configfile", str(CI_CONFIG)).stdout
+    (repo / "lib/coloc/predict/egat.py").touch()
+    result = copy_snakemake(repo, workdir, "-n", "--configfile", str(CI_CONFIG))
+    assert result.returncode == 0, result.stdout + result.stderr
+    jobs = planned_jobs(result.stdout)
+    assert not {"download", "data_tables", "features", "profiling"} & set(jobs), jobs
+    assert jobs.get("predictors", 0) >= 1 and "simulation_figures" in jobs, jobs
+    assert jobs.get("simulate", 0) < len(yaml.safe_load(CI_CONFIG.read_text())["simulation"]["policies"]), \
+        f"a baseline policy reads no predictions and must not rerun: {jobs}"
+
+
+def test_a_policy_added_in_one_new_file_runs_through_the_simulate_rule(ci_copy):
+    repo, workdir = ci_copy
+    (repo / "lib/coloc/policies/lifo_test.py").write_text(NEW_POLICY)
+    target = "results/sim/philly/lifo-test/seed0_gpus16_load4.0/summary.parquet"
+    # targets and --config first: --configfile takes every value after it
+    args = [target, "--config", 'simulation={"policies": ["fifo", "lifo-test"]}', "--configfile", str(CI_CONFIG)]
+    planned = copy_snakemake(repo, workdir, "-n", *args)
+    assert planned.returncode == 0, planned.stdout + planned.stderr
+    assert planned_jobs(planned.stdout) == {"simulate": 1}
+    result = copy_snakemake(repo, workdir, *args)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    summary = pd.read_parquet(workdir / target)
+    assert summary[["policy", "kind"]].values.tolist() == [["lifo-test", "baseline"]]
+    jobs = pd.read_parquet(workdir / target.replace("summary", "jobs"))
+    fifo = pd.read_parquet(workdir / "results/sim/philly/fifo/seed0_gpus16_load4.0/jobs.parquet")
+    assert len(jobs) == len(fifo) and jobs["finish_time"].notna().all()
+    assert not np.allclose(jobs.sort_values("job_id")["jct"], fifo.sort_values("job_id")["jct"])
