@@ -2,14 +2,17 @@
 
 A notebook's parameters cell declares ``name: type = default  # comment``; papermill injects new
 values after it. ``check(globals())`` in the next cell refuses a value of the wrong type at once,
-naming the parameter, the value and the declared type (not deep inside pandas later).
+naming the parameter, the value and the declared type (not deep inside pandas later). ``Outputs``
+makes a notebook's output files appear all together, only when the notebook succeeds.
 Supported annotations: str, int, float (an int is accepted), bool, list, dict, ``list[T]``,
 ``dict[K, V]``, ``Optional[T]`` and ``A | B``.
 """
 from __future__ import annotations
 
+import os
 import types
 import typing
+from pathlib import Path
 
 
 class ParameterError(TypeError):
@@ -51,3 +54,28 @@ def matches(value, kind) -> bool:
 
 def _name(kind) -> str:
     return kind.__name__ if isinstance(kind, type) else str(kind).replace("typing.", "")
+
+
+class Outputs:
+    """A notebook's output files, all or none: each is written under a hidden staging name beside its final
+    path (``outputs(path)`` returns that name) and ``commit()``, the notebook's last step, moves them into
+    place. A run that fails before it leaves none of this run's files at the output paths."""
+
+    def __init__(self):
+        self._staged: dict[Path, Path] = {}
+
+    def __call__(self, path: str | Path) -> Path:
+        final = Path(path)
+        staged = final.with_name(f".partial-{final.name}")  # same suffix: writers infer the format from it
+        final.parent.mkdir(parents=True, exist_ok=True)
+        self._staged[final] = staged
+        return staged
+
+    def commit(self) -> list[Path]:
+        """Move every staged file to its final path; refuse if one was never written."""
+        missing = [str(final) for final, staged in self._staged.items() if not staged.exists()]
+        if missing:
+            raise FileNotFoundError(f"outputs {missing} were announced but never written")
+        for final, staged in self._staged.items():
+            os.replace(staged, final)
+        return list(self._staged)

@@ -1,0 +1,49 @@
+"""coloc.params: notebook parameters are checked against their declared types; outputs appear all or none."""
+
+import re
+from typing import Optional
+
+import pandas as pd
+import pytest
+
+from coloc import params
+from coloc.datasets import save_table
+
+
+def namespace(**values):
+    annotations = {"seed": int, "load": float, "names": str | list[str], "window": Optional[list],
+                   "spec": dict, "flag": bool}
+    return {"__annotations__": annotations, **values}
+
+
+def test_values_of_the_declared_types_pass():
+    params.check(namespace(seed=3, load=2, names=["a", "b"], window=None, spec={"n": 1}, flag=False))
+    params.check(namespace(seed=3, load=2.5, names="all", window=[0, 10], spec={}, flag=True))
+
+
+@pytest.mark.parametrize("name, value", [("seed", "3"), ("seed", True), ("seed", 1.5), ("load", "4.0"),
+                                         ("names", [1, 2]), ("window", "0,10"), ("spec", []), ("flag", 1)])
+def test_a_value_of_another_type_is_refused_naming_the_parameter(name, value):
+    good = dict(seed=3, load=2.0, names="all", window=None, spec={}, flag=False)
+    with pytest.raises(params.ParameterError, match=re.escape(f"{name} = {value!r} is not ")):
+        params.check(namespace(**(good | {name: value})))
+
+
+def test_outputs_appear_only_on_commit(tmp_path):
+    outputs = params.Outputs()
+    table = pd.DataFrame({"x": [1, 2]})
+    save_table(table, outputs(tmp_path / "a.parquet"))
+    save_table(table, outputs(tmp_path / "sub" / "b.parquet"))
+    assert not (tmp_path / "a.parquet").exists() and not (tmp_path / "sub" / "b.parquet").exists()
+    assert sorted(outputs.commit()) == [tmp_path / "a.parquet", tmp_path / "sub" / "b.parquet"]
+    assert pd.read_parquet(tmp_path / "sub" / "b.parquet").equals(table)
+    assert not list(tmp_path.rglob(".partial-*"))
+
+
+def test_commit_refuses_an_output_that_was_never_written(tmp_path):
+    outputs = params.Outputs()
+    save_table(pd.DataFrame({"x": [1]}), outputs(tmp_path / "a.parquet"))
+    outputs(tmp_path / "b.parquet")
+    with pytest.raises(FileNotFoundError, match="b.parquet"):
+        outputs.commit()
+    assert not (tmp_path / "a.parquet").exists()
