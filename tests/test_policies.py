@@ -5,6 +5,7 @@ from sim_cases import ABC, predictions, tables, trace, truth_abc
 from coloc import policies
 from coloc.policies.stages import pair_finish_times, run_stages
 from coloc.sim import ClusterSpec, GroundTruth, Simulator, simulate, traces
+from coloc.sim.experiment import make_policy
 
 ONE, TWO = ClusterSpec((("v100", 1),)), ClusterSpec((("v100", 2),))
 PREDS = predictions(ABC, utils={"a": 0.3, "b": 0.5, "c": 0.6})
@@ -19,7 +20,7 @@ def test_registry_lists_every_policy_and_rejects_unknown_names():
     with pytest.raises(KeyError, match="unknown policy 'nope'"):
         policies.get("nope")
     assert policies.get("horus", lookahead=2).lookahead == 2
-    assert policies.get("sjf").kind == "oracle" and policies.get("oracle").kind == "oracle"
+    assert policies.get("sjf").kind == "oracle" and policies.get("oracle", truth=truth_abc()).kind == "oracle"
 
 
 def test_predictive_policy_without_predictions_fails_clearly():
@@ -31,7 +32,8 @@ def test_predictive_policy_without_predictions_fails_clearly():
 def test_every_policy_finishes_a_small_trace_with_invariants(name):
     jobs = traces.poisson(120, ["a", "b", "c"], seed=5, load=1.5, total_gpus=4, median_duration_s=200,
                           gpu_mix={1: 5, 2: 1, 4: 1})
-    result = simulate(jobs, truth_abc(), policies.get(name), ClusterSpec((("v100", 4),), gpus_per_node=2),
+    truth = truth_abc()
+    result = simulate(jobs, truth, make_policy(name, truth), ClusterSpec((("v100", 4),), gpus_per_node=2),
                       PREDS, restart_cost_s=3.0, check_every=1)
     assert len(result.jobs) == 120 and (result.jobs["jct"] >= result.jobs["duration"] - 1e-6).all()
 
@@ -105,16 +107,17 @@ def test_isacpp_picks_the_gpu_of_least_interference():
 def test_isacpp_pair_formula_matches_the_staged_score():
     rows = [(1, 0.0, 300.0, 1, "b"), (2, 0.0, 80.0, 1, "a")]
     sim = Simulator(trace(rows), truth_abc(), policies.get("isacpp"), ONE, PREDS)
-    sim.policy.reset(sim)
-    sim.queue.push(sim.jobs[1]), sim.queue.push(sim.jobs[2])
+    view = sim.view
+    sim.policy.reset(view)
     for job in (sim.jobs[1], sim.jobs[2]):
         job.state = "queued"
-    sim.place(sim.jobs[1], (0,))
+        view.queue.push(job)
+    view.place(sim.jobs[1], (0,))
     sim._refresh_rates()
-    sim.now = 40.0
+    view.now = 40.0
     new = sim.jobs[2]
-    staged = sim.policy.gpu_score(sim, new, "v100", 0)
-    [(closed, gpu)] = sim.policy._pair_scores(sim, "v100", "a", 80.0, "b", [0])
+    staged = sim.policy.gpu_score(view, new, "v100", 0)
+    [(closed, gpu)] = sim.policy._pair_scores(view, "v100", "a", 80.0, "b", [0])
     assert closed == pytest.approx(staged) and gpu == 0
 
 
@@ -171,7 +174,8 @@ def test_oracle_sees_the_truth_when_predictions_are_wrong():
     wrong = predictions({**ABC, ("b", "c"): (0.95, 0.95)})
     rows = [(1, 0.0, 300.0, 1, "b"), (2, 10.0, 100.0, 1, "c")]
     fooled = simulate(trace(rows), truth_abc(), policies.get("coloc"), ONE, wrong)
-    oracle = simulate(trace(rows), truth_abc(), policies.get("oracle"), ONE, wrong)
+    truth = truth_abc()
+    oracle = simulate(trace(rows), truth, policies.get("oracle", truth=truth), ONE, wrong)
     assert by_id(fooled, "colocated_time")[2] > 0 and by_id(oracle, "colocated_time")[2] == 0
 
 
@@ -181,5 +185,5 @@ def test_policies_respect_infeasible_pairs():
     preds = predictions({("a", "a"): (0.9, 0.9), ("b", "b"): (0.9, 0.9)}, utils={"a": 0.1, "b": 0.1})
     rows = [(1, 0.0, 100.0, 1, "a"), (2, 1.0, 100.0, 1, "b")]
     for name in ("gandiva", "horus", "isacpp", "coloc", "oracle"):
-        result = simulate(trace(rows), truth, policies.get(name), ONE, preds)
+        result = simulate(trace(rows), truth, make_policy(name, truth), ONE, preds)
         assert by_id(result, "start_time")[2] == 100.0, name

@@ -7,6 +7,7 @@ from sim_cases import ABC, truth_abc
 
 from coloc.sim import Predictions
 from coloc.sim.experiment import parse_policy
+from coloc.sim.predictions import TOLERANCE
 
 
 def frame(rows):
@@ -28,18 +29,23 @@ def test_lookups_are_symmetric_and_seeded():
 
 
 def test_repeated_out_of_fold_rows_are_averaged_and_clipped():
-    rows = frame([("v100", "a", "b", "p", 0, 0.4, 1.3, 0.0, 0.0),
-                  ("v100", "a", "b", "p", 0, 0.6, 1.1, 0.0, 0.0),
+    over = 1 + TOLERANCE / 2  # within the stated tolerance above 1: clipped to 1
+    rows = frame([("v100", "a", "b", "p", 0, 0.4, over, 0.0, 0.0),
+                  ("v100", "a", "b", "p", 0, 0.6, 1.0, 0.0, 0.0),
                   ("v100", "c", "c", "p", 0, 0.8, 0.6, 0.0, 0.0),
                   ("v100", "b", "c", "p", 0, math.nan, math.nan, 0.0, 0.0)])
     preds = Predictions.from_frames(rows, None, "p", None)
     assert preds.norm("v100", "a", "b") == pytest.approx(0.5)
-    assert preds.norm("v100", "b", "a") == 1.0  # 1.2 clipped: sharing never speeds a job up
+    assert preds.norm("v100", "b", "a") == 1.0  # clipped: sharing never speeds a job up
     assert preds.norm("v100", "c", "c") == pytest.approx(0.7)
     with pytest.raises(KeyError, match="pair=\\('b', 'c'\\)"):
         preds.norm("v100", "b", "c")
     missing = preds.missing_pairs(truth_abc(), "v100", ["a", "b", "c"])
     assert ("a", "a") in missing and ("b", "c") in missing and ("a", "b") not in missing
+    with pytest.raises(ValueError, match=r"lack 4 feasible pairs on v100 used by the trace, e\.g\. \('a', 'a'\): "
+                                         r"no row; \('a', 'c'\): no row; \('b', 'b'\): no row; \('b', 'c'\): NaN"):
+        preds.require_pairs(truth_abc(), "v100", ["a", "b", "c"])
+    preds.require_pairs(truth_abc(), "v100", ["c"])  # c with c predicted; the pairs with a and b are not used
 
 
 def test_unknown_predictor_and_bad_utilization_are_named():
@@ -47,7 +53,7 @@ def test_unknown_predictor_and_bad_utilization_are_named():
     with pytest.raises(ValueError, match="no rows for predictor 'zzz'; have \\['p'\\]"):
         Predictions.from_frames(rows, None, "zzz", None)
     util = pd.DataFrame({"device": ["v100"], "workload": ["a"], "predictor": ["h"], "pred_util": [math.nan]})
-    with pytest.raises(ValueError, match="pred_util of \\('v100', 'a'\\) is nan"):
+    with pytest.raises(ValueError, match="predictor 'h': \\('v100', 'a'\\): pred_util = nan; expected a utilization"):
         Predictions.from_frames(None, util, None, "h")
 
 

@@ -1,4 +1,8 @@
-"""Scheduling policies behind one interface; `get(name, **params)` and `names()`."""
-from coloc.policies.base import Policy, get, names, register
+"""Scheduling policies behind one interface: `get(name, **params)`, `names()`, `info(name)`.
 
-__all__ = ["Policy", "get", "names", "register"]
+Each policy is a class registered by `@register(name)` in a module of this package; adding a
+module is all it takes (every module is imported to find them).
+"""
+from coloc.policies.base import KINDS, NEEDS, Policy, get, info, names, prediction_needs, register
+
+__all__ = ["KINDS", "NEEDS", "Policy", "get", "info", "names", "prediction_needs", "register"]

@@ -16,11 +16,11 @@ class Fifo(Policy):
     def __init__(self, backfill: bool = True):
         self.backfill = backfill
 
-    def schedule(self, sim) -> None:
-        queue, cluster = sim.queue, sim.cluster
+    def schedule(self, view) -> None:
+        queue, cluster = view.queue, view.cluster
         while queue:
             job = queue.best(cluster.max_free()) if self.backfill else queue.best()
-            if job is None or not place_exclusive(sim, job):
+            if job is None or not place_exclusive(view, job):
                 return
 
 

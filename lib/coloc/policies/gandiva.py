@@ -20,44 +20,44 @@ class Gandiva(Policy):
         self.observe_s = observe_s
         self.threshold = threshold
 
-    def reset(self, sim) -> None:
-        super().reset(sim)
+    def reset(self, view) -> None:
+        super().reset(view)
         self._bad: set[tuple[str, tuple[str, ...]]] = set()
         self._judged: dict[int, frozenset[int]] = {}
 
-    def schedule(self, sim) -> None:
-        self._introspect(sim)
-        fill_idle(sim)
-        pack_singles(sim, lambda job: self._pack_target(sim, job))
+    def schedule(self, view) -> None:
+        self._introspect(view)
+        fill_idle(view)
+        pack_singles(view, lambda job: self._pack_target(view, job))
 
-    def _pack_target(self, sim, job) -> int | None:
+    def _pack_target(self, view, job) -> int | None:
         best = None
-        for device in sim.cluster.devices:
-            if not sim.truth.has_solo(device, job.workload):
+        for device in view.cluster.devices:
+            if not view.has_solo(device, job.workload):
                 continue
-            for sig, gpus in sim.cluster.shareable_groups(device):
+            for sig, gpus in view.cluster.shareable_groups(device):
                 members = tuple(sorted(sig + (job.workload,)))
-                if (device, members) in self._bad or not sim.can_share(device, members):
+                if (device, members) in self._bad or not view.can_share(device, members):
                     continue
                 option = (len(sig), min(gpus))
                 best = option if best is None or option < best else best
         return None if best is None else best[1]
 
-    def _introspect(self, sim) -> None:
-        cluster, now = sim.cluster, sim.now
+    def _introspect(self, view) -> None:
+        cluster, now = view.cluster, view.now
         for gpu in sorted(cluster.shared_gpus):
             here = list(cluster.residents[gpu])
             ids = frozenset(j.job_id for j in here)
             if self._judged.get(gpu) == ids or any(now - j.placed_at < self.observe_s for j in here):
                 continue
             self._judged[gpu] = ids
-            if sum(sim.observed_factor(j) for j in here) >= self.threshold:
+            if sum(view.observed_factor(j) for j in here) >= self.threshold:
                 continue
             device = cluster.gpu_device[gpu]
             self._bad.add((device, tuple(sorted(j.workload for j in here))))
             newest = max(here, key=lambda j: (j.placed_at, j.job_id))
             target = cluster.pick_free(device, 1)
             if target is not None:
-                sim.migrate(newest, target)
+                view.migrate(newest, target)
             else:
-                sim.preempt(newest)
+                view.preempt(newest)

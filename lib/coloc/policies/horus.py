@@ -25,32 +25,32 @@ class Horus(Policy):
         self.over_weight = over_weight
         self.count_weight = count_weight
 
-    def reset(self, sim) -> None:
-        super().reset(sim)
-        self._util = sim.predictions.util
-        self._cap = min(sim.cluster.cap, self.max_jobs_per_gpu)
+    def reset(self, view) -> None:
+        super().reset(view)
+        self._util = view.predictions.util
+        self._cap = min(view.cluster.cap, self.max_jobs_per_gpu)
 
     def cost(self, total_util: float, n_jobs: int) -> float:
         gap = total_util - 1.0
         return (self.over_weight * gap if gap > 0 else -gap) + self.count_weight * n_jobs
 
-    def schedule(self, sim) -> None:
+    def schedule(self, view) -> None:
         while True:
             best = None
-            for position, job in enumerate(sim.queue.first(self.lookahead)):
-                option = self._best_gpu(sim, job, position)
+            for position, job in enumerate(view.queue.first(self.lookahead)):
+                option = self._best_gpu(view, job, position)
                 if option is not None and (best is None or option[:2] < best[:2]):
                     best = option
             if best is None:
                 return
             _, _, job, gpus = best
-            sim.place(job, gpus)
+            view.place(job, gpus)
 
-    def _best_gpu(self, sim, job, position: int):
+    def _best_gpu(self, view, job, position: int):
         """(cost, tie-break, job, gpus) of the cheapest placement of `job`, or None."""
-        cluster, best = sim.cluster, None
+        cluster, best = view.cluster, None
         for device in cluster.devices:
-            if not sim.truth.has_solo(device, job.workload):
+            if not view.has_solo(device, job.workload):
                 continue
             u = self._util(device, job.workload)
             if cluster.free_count[device] >= job.num_gpus:
@@ -59,7 +59,7 @@ class Horus(Policy):
             if not job.shareable:
                 continue
             for sig, gpus in cluster.shareable_groups(device):
-                if len(sig) >= self._cap or not sim.can_share(device, sig + (job.workload,)):
+                if len(sig) >= self._cap or not view.can_share(device, sig + (job.workload,)):
                     continue
                 total = u + sum(self._util(device, w) for w in sig)
                 gpu = min(gpus)

@@ -33,30 +33,30 @@ class Isacpp(Policy):
         self.use_util = use_util
         self.max_jobs_per_gpu = max_jobs_per_gpu
 
-    def reset(self, sim) -> None:
-        super().reset(sim)
-        self._preds = sim.predictions
-        self._util = self.use_util and sim.predictions.has_util()
-        cap = sim.cluster.cap
+    def reset(self, view) -> None:
+        super().reset(view)
+        self._preds = view.predictions
+        self._util = self.use_util and view.predictions.has_util()
+        cap = view.cluster.cap
         self._cap = min(cap, self.max_jobs_per_gpu) if self.max_jobs_per_gpu else cap
 
-    def schedule(self, sim) -> None:
-        fill_idle(sim)
-        pack_singles(sim, lambda job: self._best_shared(sim, job))
+    def schedule(self, view) -> None:
+        fill_idle(view)
+        pack_singles(view, lambda job: self._best_shared(view, job))
 
-    def _best_shared(self, sim, job) -> int | None:
+    def _best_shared(self, view, job) -> int | None:
         best_score, best_gpu = None, None
-        for device in sim.cluster.devices:
-            if not sim.truth.has_solo(device, job.workload):
+        for device in view.cluster.devices:
+            if not view.has_solo(device, job.workload):
                 continue
-            t_new = job.remaining / sim.truth.speed(device, job.workload)
-            for sig, gpus in sim.cluster.shareable_groups(device):
-                if len(sig) >= self._cap or not sim.can_share(device, sig + (job.workload,)):
+            t_new = job.remaining / view.speed(device, job.workload)
+            for sig, gpus in view.cluster.shareable_groups(device):
+                if len(sig) >= self._cap or not view.can_share(device, sig + (job.workload,)):
                     continue
                 if len(sig) == 1:
-                    scores = self._pair_scores(sim, device, job.workload, t_new, sig[0], gpus)
+                    scores = self._pair_scores(view, device, job.workload, t_new, sig[0], gpus)
                 else:
-                    scores = [(self.gpu_score(sim, job, device, gpu), gpu) for gpu in gpus]
+                    scores = [(self.gpu_score(view, job, device, gpu), gpu) for gpu in gpus]
                 for score, gpu in scores:
                     if best_score is None or (score, gpu) < (best_score, best_gpu):
                         best_score, best_gpu = score, gpu
@@ -67,26 +67,26 @@ class Isacpp(Policy):
             return 1.0 / factor
         return 1.0 / factor + max(1.0, sum(self._preds.util(device, w) for w in workloads))
 
-    def _pair_scores(self, sim, device: str, new: str, t_new: float, old: str, gpus):
+    def _pair_scores(self, view, device: str, new: str, t_new: float, old: str, gpus):
         """gpu_score in closed form for GPUs holding one job of workload `old`."""
         n_new, n_old = self._preds.norm(device, new, old), self._preds.norm(device, old, new)
         c_new, c_old = self._contention(device, n_new, (new, old)), self._contention(device, n_old, (new, old))
         alone_new, alone_old = self._contention(device, 1.0, (new,)), self._contention(device, 1.0, (old,))
         out = []
         for gpu in gpus:
-            resident = sim.cluster.residents[gpu][0]
-            t_old = resident.remaining_at(sim.now) / resident.speed
+            resident = view.cluster.residents[gpu][0]
+            t_old = resident.remaining_at(view.now) / resident.speed
             stage = min(t_new / n_new, t_old / n_old)
             i_new = stage / t_new * c_new + (t_new - n_new * stage) / t_new * alone_new
             i_old = stage / t_old * c_old + (t_old - n_old * stage) / t_old * alone_old
             out.append((i_new + i_old, gpu))
         return out
 
-    def gpu_score(self, sim, job, device: str, gpu: int) -> float:
+    def gpu_score(self, view, job, device: str, gpu: int) -> float:
         """New job's interference plus the mean of the residents' interference on `gpu`."""
-        members = [job] + sim.cluster.residents[gpu]
-        remaining = [job.remaining / sim.truth.speed(device, job.workload)]
-        remaining += [m.remaining_at(sim.now) / m.speed for m in members[1:]]
+        members = [job] + view.cluster.residents[gpu]
+        remaining = [job.remaining / view.speed(device, job.workload)]
+        remaining += [m.remaining_at(view.now) / m.speed for m in members[1:]]
         names = [m.workload for m in members]
         norm = self._preds.norm
 

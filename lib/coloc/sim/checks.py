@@ -8,9 +8,8 @@ from coloc.sim.job import DONE, QUEUED, RUNNING, Job
 REL_TOL = 1e-6
 
 
-def _error(message: str):
-    from coloc.sim.engine import SimulationError
-    return SimulationError(message)
+class SimulationError(RuntimeError):
+    """A broken invariant or an impossible request; the run cannot be trusted."""
 
 
 def completed_work(job: Job, now: float) -> None:
@@ -18,48 +17,48 @@ def completed_work(job: Job, now: float) -> None:
     total = job.work + job.overhead
     tol = REL_TOL * total + 1e-9
     if abs(job.remaining) > tol or abs(job.done_work - total) > tol:
-        raise _error(f"t={now}: job {job.job_id} completes with {job.remaining:.9g} work left and "
+        raise SimulationError(f"t={now}: job {job.job_id} completes with {job.remaining:.9g} work left and "
                      f"{job.done_work:.9g} done of {total:.9g} (work conservation broken)")
 
 
-def state(sim) -> None:
-    """Cluster indexes agree with residents; every job is in exactly one place."""
+def state(view) -> None:
+    """Cluster indexes agree with residents; every job is in exactly one place (`view`: a SchedulerView)."""
     try:
-        sim.cluster.check()
+        view.cluster.check()
     except RuntimeError as err:
-        raise _error(f"t={sim.now}: {err}") from err
-    on_gpus = {j.job_id for here in sim.cluster.residents for j in here}
-    if on_gpus != set(sim.running):
-        raise _error(f"t={sim.now}: jobs on GPUs {sorted(on_gpus ^ set(sim.running))[:5]} "
+        raise SimulationError(f"t={view.now}: {err}") from err
+    on_gpus = {j.job_id for here in view.cluster.residents for j in here}
+    if on_gpus != set(view.running):
+        raise SimulationError(f"t={view.now}: jobs on GPUs {sorted(on_gpus ^ set(view.running))[:5]} "
                      f"disagree with the running set")
-    for job in sim.running.values():
-        if job.state != RUNNING or job in sim.queue:
-            raise _error(f"t={sim.now}: running job {job.job_id} is {job.state} or also queued")
-    for job in sim.queue:
-        if job.state != QUEUED or job.job_id in sim.running:
-            raise _error(f"t={sim.now}: queued job {job.job_id} is {job.state} or also running")
+    for job in view.running.values():
+        if job.state != RUNNING or job in view.queue:
+            raise SimulationError(f"t={view.now}: running job {job.job_id} is {job.state} or also queued")
+    for job in view.queue:
+        if job.state != QUEUED or job.job_id in view.running:
+            raise SimulationError(f"t={view.now}: queued job {job.job_id} is {job.state} or also running")
 
 
-def final(sim) -> None:
-    """Every job finished once, the cluster is empty, work and time add up."""
-    state(sim)
-    if sim.queue or sim.running or sim.cluster.busy:
-        raise _error(f"end: {len(sim.queue)} queued, {len(sim.running)} running, "
-                     f"{sim.cluster.busy} busy GPUs; expected none")
+def final(view, jobs) -> None:
+    """Every job finished once, the cluster is empty, work and time add up (`jobs`: {id: Job})."""
+    state(view)
+    if view.queue or view.running or view.cluster.busy:
+        raise SimulationError(f"end: {len(view.queue)} queued, {len(view.running)} running, "
+                     f"{view.cluster.busy} busy GPUs; expected none")
     done_total = work_total = 0.0
-    for job in sim.jobs.values():
+    for job in jobs.values():
         if job.state != DONE or math.isnan(job.finish_time):
-            raise _error(f"end: job {job.job_id} never finished (state {job.state})")
+            raise SimulationError(f"end: job {job.job_id} never finished (state {job.state})")
         jct = job.finish_time - job.submit_time
         if job.start_time < job.submit_time or jct <= 0:
-            raise _error(f"end: job {job.job_id} starts at {job.start_time} / finishes at "
+            raise SimulationError(f"end: job {job.job_id} starts at {job.start_time} / finishes at "
                          f"{job.finish_time} but was submitted at {job.submit_time}")
         if abs(job.queued_time + job.run_time - jct) > REL_TOL * jct + 1e-6:
-            raise _error(f"end: job {job.job_id} queued {job.queued_time} + ran {job.run_time} "
+            raise SimulationError(f"end: job {job.job_id} queued {job.queued_time} + ran {job.run_time} "
                          f"!= jct {jct}")
         if job.colocated_time > job.run_time * (1 + REL_TOL) + 1e-9:
-            raise _error(f"end: job {job.job_id} co-located {job.colocated_time} s of {job.run_time} s")
+            raise SimulationError(f"end: job {job.job_id} co-located {job.colocated_time} s of {job.run_time} s")
         done_total += job.done_work
         work_total += job.work + job.overhead
     if abs(done_total - work_total) > REL_TOL * work_total + 1e-6:
-        raise _error(f"end: work done {done_total} != work submitted + overhead {work_total}")
+        raise SimulationError(f"end: work done {done_total} != work submitted + overhead {work_total}")

@@ -70,6 +70,7 @@ class Cluster:
         self.shareable: dict[str, dict[tuple[str, ...], set[int]]] = {d: {} for d in self.devices}
         self.shared_gpus: set[int] = set()
         self.busy = 0
+        self.version = 0  # counts placements and removals: unchanged means the same jobs on the same GPUs
         for device, count in spec.devices:
             self._add_nodes(device, count)
 
@@ -116,14 +117,6 @@ class Cluster:
                     return tuple(sorted(chosen))
         raise CapacityError(f"free count of {device} says {self.free_count[device]} but nodes hold fewer")
 
-    def pick_free_any(self, n: int) -> tuple[int, ...] | None:
-        """n idle GPUs on the first device type (spec order) that has them."""
-        for device in self.devices:
-            gpus = self.pick_free(device, n)
-            if gpus is not None:
-                return gpus
-        return None
-
     def signature(self, gpu: int) -> tuple[str, ...]:
         """Sorted workloads on `gpu`."""
         return tuple(sorted(j.workload for j in self.residents[gpu]))
@@ -146,8 +139,10 @@ class Cluster:
             self._unindex(gpu)
             self.residents[gpu].append(job)
             self._index(gpu)
+        self.version += 1
 
     def remove(self, job: Job) -> None:
+        self.version += 1
         for gpu in job.gpus:
             self._unindex(gpu)
             try:

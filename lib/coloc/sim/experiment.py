@@ -11,7 +11,7 @@ from coloc.sim import metrics, traces
 from coloc.sim.cluster import ClusterSpec
 from coloc.sim.engine import SimResult, simulate
 from coloc.sim.interference import GroundTruth
-from coloc.sim.predictions import Predictions
+from coloc.sim.predictions import FILES, Predictions
 
 
 @dataclass(frozen=True)
@@ -39,24 +39,43 @@ def parse_policy(policy: str, default_predictor: str = "") -> tuple[str, str]:
     return name, predictor or default_predictor
 
 
+def prediction_files(policy: str) -> list[str]:
+    """Stems of the prediction files a run of `policy` reads ('predictions', 'utilization'), from its declared needs."""
+    return [FILES[kind] for kind in policies.prediction_needs(parse_policy(policy)[0])]
+
+
 def load_predictions(config: RunConfig, predictions_path: str | Path | None,
                      utilization_path: str | Path | None) -> Predictions | None:
-    """The out-of-fold predictions a predictive policy needs (None for the others)."""
-    policy = policies.get(parse_policy(config.policy)[0])
-    if not policy.needs:
+    """The out-of-fold predictions a predictive policy reads (None for the others).
+
+    A file the policy needs must exist; a file it can use (e.g. isacpp's utilization) is read when
+    a path is given, and a path given that does not exist is an error, not a silent fallback.
+    """
+    name = parse_policy(config.policy)[0]
+    declared = policies.info(name)
+    if not policies.prediction_needs(name):
         return None
-    paths = {"norm": predictions_path, "util": utilization_path}
     chosen = {}
-    for what, path in paths.items():
-        if what in policy.needs:
-            if not path or not Path(path).exists():
-                raise FileNotFoundError(f"policy {config.policy!r} needs the out-of-fold {what} "
-                                        f"predictions file {path!r}")
-            chosen[what] = path
-        elif what in policy.optional and path and Path(path).exists():
+    for what, path in (("norm", predictions_path), ("util", utilization_path)):
+        required, optional = what in declared["needs"], what in declared["optional"]
+        if (required or (optional and path)) and (not path or not Path(path).exists()):
+            role = "needs" if required else "is given, and would use,"
+            raise FileNotFoundError(f"policy {config.policy!r} {role} the out-of-fold {what} predictions file "
+                                    f"{str(path or '')!r}, which does not exist")
+        if required or (optional and path):
             chosen[what] = path
     return Predictions.from_files(chosen.get("norm"), chosen.get("util"), config.predictor_norm or None,
                                   config.predictor_util or None, seed=config.seed)
+
+
+def make_policy(policy: str, truth: GroundTruth, params: dict | None = None):
+    """The policy of a run ('<name>' or '<name>~<predictor>'); only a policy that declares the need
+    "truth" (the oracle, an upper bound) is given the measured pairs."""
+    name = parse_policy(policy)[0]
+    extra = {"truth": truth} if "truth" in policies.info(name)["needs"] else {}
+    made = policies.get(name, **extra, **(params or {}))
+    made.name = policy
+    return made
 
 
 def run(config: RunConfig, trace_spec: dict, solo: pd.DataFrame, pairs: pd.DataFrame,
@@ -68,17 +87,15 @@ def run(config: RunConfig, trace_spec: dict, solo: pd.DataFrame, pairs: pd.DataF
     cost = pd.Series({w: 1.0 / truth.solo_tput(config.reference_device, w) for w in workloads})  # s per iteration
     trace = traces.build(trace_spec, trace_table, workloads, config.seed, config.load, config.gpus, cost)
     if predictions is not None and predictions.has_norm():
-        missing = predictions.missing_pairs(truth, config.device, trace["workload"].unique())
-        if missing:
-            raise ValueError(f"predictions ({predictions.source}) lack {len(missing)} feasible pairs on "
-                             f"{config.device} used by the trace, e.g. {missing[:5]}")
+        predictions.require_pairs(truth, config.device, trace["workload"].unique())
     spec = ClusterSpec(((config.device, config.gpus),), config.gpus_per_node, config.max_jobs_per_gpu)
-    policy = policies.get(parse_policy(config.policy)[0], **(policy_params or {}))
-    policy.name = config.policy
+    policy = make_policy(config.policy, truth, policy_params)
     result = simulate(trace, truth, policy, spec, predictions, config.restart_cost_s, config.seed)
     jobs = result.jobs.assign(trace=config.trace, seed=config.seed, gpus=config.gpus, load=config.load)
     row = {**asdict(config), "kind": policy.kind,
            "prediction_source": predictions.source if predictions is not None else "none",
+           "predictor_norm_params": predictions.norm_params if predictions is not None else "",
+           "predictor_util_params": predictions.util_params if predictions is not None else "",
            "offered_load": traces.offered_load(trace, config.gpus),
            **metrics.summarize(result, config.gpus)}
     return result, jobs, pd.DataFrame([row])

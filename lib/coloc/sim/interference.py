@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from coloc.pairs import directed, keyed_mean
+
 SOLO_COLUMNS = ("device", "workload", "throughput")
 PAIRS_COLUMNS = ("device", "workload_a", "workload_b", "norm_a", "norm_b", "feasible")
 
@@ -83,6 +85,14 @@ class GroundTruth:
         """Copy of {(device, workload, other): normalized throughput} over feasible pairs."""
         return dict(self._norm)
 
+    def solo_throughputs(self) -> dict[tuple[str, str], float]:
+        """Copy of {(device, workload): solo iterations/s} (what profiling a job alone gives)."""
+        return dict(self._tput)
+
+    def memory_fit(self) -> dict[tuple[str, str, str], bool]:
+        """Copy of {(device, workload, other): fits on one GPU} over the measured pairs."""
+        return dict(self._feasible)
+
     def workloads(self, device: str) -> list[str]:
         """Workloads with a solo throughput on `device`, sorted."""
         return sorted(w for d, w in self._tput if d == device)
@@ -102,21 +112,24 @@ def _solo_dict(solo: pd.DataFrame) -> dict[tuple[str, str], float]:
 
 
 def _pair_dicts(pairs: pd.DataFrame):
-    norm: dict[tuple[str, str, str], float] = {}
-    feasible: dict[tuple[str, str, str], bool] = {}
+    """({key: norm} over feasible pairs, {key: feasible}), key = (device, workload, other).
+
+    coloc.pairs.directed's rule: a pair answers both orders; a self-pair's two jobs are two
+    instances of one job type, so its value is the mean of the two.
+    """
     for i, row in enumerate(pairs[list(PAIRS_COLUMNS)].itertuples(index=False)):
-        ok = bool(row.feasible)
         na, nb = float(row.norm_a), float(row.norm_b)
-        if ok and not (na > 0 and nb > 0 and math.isfinite(na) and math.isfinite(nb)):
+        if bool(row.feasible) and not (na > 0 and nb > 0 and math.isfinite(na) and math.isfinite(nb)):
             raise ValueError(f"pairs table row {i}: feasible pair {row.workload_a!r}/{row.workload_b!r} "
                              f"on {row.device!r} has norms ({na}, {nb}); expected positive numbers")
-        if row.workload_a == row.workload_b:
-            na = nb = (na + nb) / 2 if ok else na  # two copies of one job: one value for both
-        for key, value in (((row.device, row.workload_a, row.workload_b), na),
-                           ((row.device, row.workload_b, row.workload_a), nb)):
-            if key in feasible and row.workload_a != row.workload_b:
-                raise ValueError(f"pairs table row {i}: duplicate pair {key}")
-            feasible[key] = ok
-            if ok:
-                norm[key] = value
-    return norm, feasible
+    rows = directed(pairs[list(PAIRS_COLUMNS)].assign(feasible=pairs["feasible"].astype(bool)))
+    feasible: dict[tuple[str, str, str], bool] = {}
+    source: dict[tuple[str, str, str], int] = {}
+    n = len(pairs)
+    for i, (device, workload, other, ok) in enumerate(zip(rows["device"], rows["workload"], rows["other"],
+                                                           rows["feasible"])):
+        key = (device, workload, other)
+        if source.setdefault(key, i % n) != i % n:
+            raise ValueError(f"pairs table row {i % n}: duplicate pair {key} (also row {source[key]})")
+        feasible[key] = bool(ok)
+    return keyed_mean(rows[rows["feasible"]], "norm"), feasible

@@ -1,35 +1,53 @@
 """What predictive policies see: out-of-fold predicted co-location and utilization.
 
 Built from the predictors' files (`predictions_<protocol>.parquet`,
-`utilization_<protocol>.parquet`) for one chosen predictor each, or from the
-ground truth for the oracle (labelled so). Lookups are symmetric: the row of
-the unordered pair (a, b) answers both `norm(d, a, b)` and `norm(d, b, a)`.
-Predicted normalized throughputs are clipped to [0.001, 1]: sharing a GPU
-never speeds a job up (the measured maximum is 1.0).
+`utilization_<protocol>.parquet`, the stems in FILES) for one chosen predictor
+each, or from the ground truth for the oracle (labelled so). Pairs become
+lookups by coloc.pairs' rule: the row of the unordered pair (a, b) answers both
+`norm(d, a, b)` and `norm(d, b, a)`; a self-pair's value is the mean of its two
+jobs; rows repeated within a seed (a pair in two held-out folds) are averaged.
+
+Refused, with the file, predictor, pair and value: a predicted normalized
+throughput <= 0 or above 1 + TOLERANCE (sharing a GPU never speeds a job up;
+the measured maximum is 1.0), a negative or infinite spread, a utilization
+that is NaN or outside [0, 1 + TOLERANCE]. Kept, and stated: a normalized
+throughput in (1, 1 + TOLERANCE] is clipped to 1 and one in (0, 0.001) raised
+to 0.001; a utilization above 1 is clipped to 1. A NaN normalized throughput
+is no prediction: `require_pairs` refuses it for a feasible pair a run uses.
+An optional `params` column (JSON text of the predictor's parameters) is kept
+as `norm_params` / `util_params`.
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from coloc.pairs import directed, keyed_mean
 from coloc.sim.interference import GroundTruth, require_columns
 
 PRED_COLUMNS = ("device", "workload_a", "workload_b", "predictor", "pred_norm_a", "pred_norm_b")
 UTIL_COLUMNS = ("device", "workload", "predictor", "pred_util")
+FILES = {"norm": "predictions", "util": "utilization"}  # prediction kind -> file stem (<stem>_<protocol>.parquet)
+TOLERANCE = 0.05  # predictions this far above 1 are clipped to 1; further above, refused
+FLOOR = 1e-3       # predicted normalized throughputs below this (and > 0) are raised to it
 
 
 class Predictions:
     """Predicted normalized throughput (with optional spread) and solo utilization."""
 
     def __init__(self, norms: dict, stds: dict | None = None, utils: dict | None = None,
-                 source: str = "", oracle: bool = False):
+                 source: str = "", oracle: bool = False, unpredicted: set | None = None,
+                 norm_params: str = "", util_params: str = ""):
         self._norm = norms
         self._std = stds or {}
         self._util = utils or {}
+        self._unpredicted = unpredicted or set()  # keys whose prediction is NaN
         self.source = source
         self.oracle = oracle
+        self.norm_params = norm_params
+        self.util_params = util_params
 
     def norm(self, device: str, workload: str, other: str) -> float:
         """Predicted normalized throughput of `workload` co-located with `other`."""
@@ -47,10 +65,21 @@ class Predictions:
         return bool(self._norm)
 
     def missing_pairs(self, truth: GroundTruth, device: str, workloads) -> list[tuple[str, str]]:
-        """Feasible measured pairs among `workloads` on `device` that have no prediction."""
+        """Feasible measured pairs among `workloads` on `device` lacking a prediction in either order."""
         names = sorted(set(workloads))
         return [(a, b) for i, a in enumerate(names) for b in names[i:]
-                if truth.pair_feasible(device, a, b) and (device, a, b) not in self._norm]
+                if truth.pair_feasible(device, a, b)
+                and ((device, a, b) not in self._norm or (device, b, a) not in self._norm)]
+
+    def require_pairs(self, truth: GroundTruth, device: str, workloads) -> None:
+        """Raise ValueError naming the pairs if a feasible pair among `workloads` has no prediction (or NaN)."""
+        missing = self.missing_pairs(truth, device, workloads)
+        if missing:
+            shown = [f"({a!r}, {b!r}): " + ("NaN" if {(device, a, b), (device, b, a)} & self._unpredicted
+                                           else "no row") for a, b in missing[:5]]
+            raise ValueError(f"predictions ({self.source}) lack {len(missing)} feasible pairs on {device} "
+                             f"used by the trace, e.g. {'; '.join(shown)}; expected a normalized throughput "
+                             f"for every pair that fits in memory")
 
     def has_util(self) -> bool:
         return bool(self._util)
@@ -73,12 +102,19 @@ class Predictions:
         one (the smallest if absent). Rows repeated within a seed (a pair in two
         held-out folds under leave-one-family-out) are averaged.
         """
-        norms, stds, utils = {}, {}, {}
+        norms, stds, unpredicted, utils, norm_params, util_params = {}, {}, set(), {}, "", ""
         if pairs_pred is not None:
-            norms, stds = _norm_dicts(pairs_pred, predictor_norm, source, seed)
+            rows = pick_seed(_predictor_rows(pairs_pred, PRED_COLUMNS, predictor_norm, f"predictions {source}"),
+                             seed, source)
+            norms, stds, unpredicted = _norm_dicts(rows, f"predictions {source}, predictor {predictor_norm!r}")
+            norm_params = _params(rows, f"predictions {source}, predictor {predictor_norm!r}")
         if util_pred is not None:
-            utils = _util_dict(util_pred, predictor_util, source, seed)
-        return cls(norms, stds, utils, source=source)
+            rows = pick_seed(_predictor_rows(util_pred, UTIL_COLUMNS, predictor_util,
+                                             f"utilization predictions {source}"), seed, source)
+            utils = _util_dict(rows, f"utilization predictions {source}, predictor {predictor_util!r}")
+            util_params = _params(rows, f"utilization predictions {source}, predictor {predictor_util!r}")
+        return cls(norms, stds, utils, source=source, unpredicted=unpredicted, norm_params=norm_params,
+                   util_params=util_params)
 
     @classmethod
     def from_files(cls, pairs_path: str | Path | None, util_path: str | Path | None,
@@ -97,7 +133,8 @@ class Predictions:
         """The measured pairs as 'predictions' (ORACLE: an upper bound, not a predictor)."""
         norms = truth.pair_norms()
         util = dict(utils._util) if utils is not None else {}
-        return cls(norms, {}, util, source=f"ORACLE: {truth.name}", oracle=True)
+        return cls(norms, {}, util, source=f"ORACLE: {truth.name}", oracle=True,
+                   util_params=utils.util_params if utils is not None else "")
 
 
 def pick_seed(frame: pd.DataFrame, seed: int | None, what: str) -> pd.DataFrame:
@@ -109,17 +146,6 @@ def pick_seed(frame: pd.DataFrame, seed: int | None, what: str) -> pd.DataFrame:
     return frame[frame["seed"] == chosen]
 
 
-def _canonical(rows: pd.DataFrame) -> pd.DataFrame:
-    """Swap columns so that workload_a <= workload_b; average repeated out-of-fold rows."""
-    rows = rows.copy()
-    swap = rows["workload_a"] > rows["workload_b"]
-    for left, right in (("workload_a", "workload_b"), ("pred_norm_a", "pred_norm_b"), ("pred_std_a", "pred_std_b")):
-        if left in rows.columns:
-            rows.loc[swap, [left, right]] = rows.loc[swap, [right, left]].to_numpy(copy=True)
-    values = [c for c in ("pred_norm_a", "pred_norm_b", "pred_std_a", "pred_std_b") if c in rows.columns]
-    return rows.groupby(["device", "workload_a", "workload_b"], as_index=False)[values].mean()
-
-
 def _predictor_rows(frame: pd.DataFrame, columns, predictor: str | None, what: str) -> pd.DataFrame:
     """The rows of one predictor, after checking the columns; an error naming the predictors there are."""
     require_columns(frame, columns, what)
@@ -129,35 +155,56 @@ def _predictor_rows(frame: pd.DataFrame, columns, predictor: str | None, what: s
     return rows
 
 
-def _norm_dicts(frame: pd.DataFrame, predictor: str | None, source: str, seed: int | None = None):
-    rows = _predictor_rows(frame, PRED_COLUMNS, predictor, f"predictions {source}")
-    rows = _canonical(pick_seed(rows, seed, source))
+def _refuse(rows: pd.DataFrame, column: str, bad: np.ndarray, what: str, expected: str) -> None:
+    """Raise ValueError naming the first row where `bad` holds: its pair (or job type), seed and value."""
+    if bad.any():
+        row = rows.iloc[int(np.flatnonzero(bad)[0])]
+        names = ("device", "workload_a", "workload_b") if "workload_a" in rows.columns else ("device", "workload")
+        seed = f", seed {row['seed']}" if "seed" in rows.columns else ""
+        raise ValueError(f"{what}: {tuple(row[n] for n in names)}{seed}: {column} = {row[column]}; "
+                         f"expected {expected} ({int(bad.sum())} such rows)")
+
+
+def _norm_dicts(rows: pd.DataFrame, what: str):
+    """({key: norm}, {key: spread}, {keys predicted NaN}) with key = (device, workload, other)."""
+    upper = 1.0 + TOLERANCE
+    for column in ("pred_norm_a", "pred_norm_b"):
+        values = rows[column].to_numpy(float)
+        _refuse(rows, column, ~np.isnan(values) & ~((values > 0) & (values <= upper)), what,
+                f"a normalized throughput in (0, {upper:g}] (sharing a GPU never speeds a job up), or NaN "
+                f"for no prediction")
     has_std = {"pred_std_a", "pred_std_b"} <= set(rows.columns)
-    norms, stds = {}, {}
-    for row in rows.itertuples(index=False):
-        na, nb = float(row.pred_norm_a), float(row.pred_norm_b)
-        if not (math.isfinite(na) and math.isfinite(nb)):
-            continue  # no prediction for an infeasible pair
-        keys = ((row.device, row.workload_a, row.workload_b), (row.device, row.workload_b, row.workload_a))
-        if row.workload_a == row.workload_b:
-            na = nb = (na + nb) / 2
-        for key, value in zip(keys, (na, nb)):
-            norms[key] = min(max(value, 1e-3), 1.0)  # sharing never speeds a job up
-        if has_std:
-            for key, value in zip(keys, (float(row.pred_std_a), float(row.pred_std_b))):
-                if math.isfinite(value):
-                    stds[key] = max(value, 0.0)
-    return norms, stds
+    columns = ["device", "workload_a", "workload_b", "pred_norm_a", "pred_norm_b"]
+    if has_std:
+        columns += ["pred_std_a", "pred_std_b"]
+        for column in ("pred_std_a", "pred_std_b"):
+            values = rows[column].to_numpy(float)
+            _refuse(rows, column, (values < 0) | np.isposinf(values), what, "a spread >= 0, or NaN for none")
+    table = directed(rows[columns])
+    predicted = table[np.isfinite(table["pred_norm"].to_numpy(float))]
+    unpredicted = set(zip(*(table.loc[~table.index.isin(predicted.index), c] for c in ("device", "workload", "other"))))
+    norms = {key: min(max(value, FLOOR), 1.0) for key, value in keyed_mean(predicted, "pred_norm").items()}
+    stds = {}
+    if has_std:
+        spread = predicted[np.isfinite(predicted["pred_std"].to_numpy(float))]
+        stds = {key: max(value, 0.0) for key, value in keyed_mean(spread, "pred_std").items()}
+    return norms, stds, unpredicted - set(norms)
 
 
-def _util_dict(frame: pd.DataFrame, predictor: str | None, source: str, seed: int | None = None):
-    rows = _predictor_rows(frame, UTIL_COLUMNS, predictor, f"utilization predictions {source}")
-    rows = pick_seed(rows, seed, source).groupby(["device", "workload"], as_index=False)["pred_util"].mean()
-    out = {}
-    for row in rows.itertuples(index=False):
-        value = float(row.pred_util)
-        if not math.isfinite(value):
-            raise ValueError(f"utilization predictions {source}: pred_util of "
-                             f"({row.device!r}, {row.workload!r}) is {value}; expected a number")
-        out[(row.device, row.workload)] = min(max(value, 0.0), 1.0)
-    return out
+def _util_dict(rows: pd.DataFrame, what: str):
+    upper = 1.0 + TOLERANCE
+    values = rows["pred_util"].to_numpy(float)
+    _refuse(rows, "pred_util", ~((values >= 0) & (values <= upper)), what, f"a utilization in [0, {upper:g}]")
+    rows = rows.groupby(["device", "workload"], as_index=False)["pred_util"].mean()
+    return {(row.device, row.workload): min(max(float(row.pred_util), 0.0), 1.0)
+            for row in rows.itertuples(index=False)}
+
+
+def _params(rows: pd.DataFrame, what: str) -> str:
+    """The predictor's parameters (JSON text) from an optional `params` column; '' when there is none."""
+    if "params" not in rows.columns:
+        return ""
+    values = sorted({str(v) for v in rows["params"].dropna()})
+    if len(values) > 1:
+        raise ValueError(f"{what}: rows carry {len(values)} different params, e.g. {values[:2]}; expected one")
+    return values[0] if values else ""

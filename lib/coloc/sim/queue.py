@@ -19,10 +19,14 @@ def fifo_key(job: Job) -> tuple:
 
 
 class JobQueue:
-    """Queued jobs; `key(job)` must be fixed while the job waits."""
+    """Queued jobs; `key(job)` must be fixed while the job waits (or the job re-keyed, see `rekey`).
+
+    `version` counts the pushes and removals, so a policy can tell that the queue is unchanged.
+    """
 
     def __init__(self, key: Callable[[Job], tuple] = fifo_key):
         self.key = key
+        self.version = 0
         self._buckets: dict[int, list[tuple]] = {}
         self._entry: dict[int, tuple] = {}
         self._jobs: dict[int, Job] = {}
@@ -47,8 +51,10 @@ class JobQueue:
             bisect.insort(self._singles.setdefault(job.workload, []), entry)
         self._entry[job.job_id] = entry
         self._jobs[job.job_id] = job
+        self.version += 1
 
     def remove(self, job: Job) -> None:
+        self.version += 1
         entry = self._entry.pop(job.job_id)
         del self._jobs[job.job_id]
         bucket = self._buckets[job.num_gpus]
@@ -56,6 +62,25 @@ class JobQueue:
         if job.num_gpus == 1:
             single = self._singles[job.workload]
             del single[bisect.bisect_left(single, entry)]
+
+    def rekey(self, job: Job) -> None:
+        """Place a waiting job anew by its key, for a policy whose order of a job changes while it waits."""
+        self.remove(job)
+        self.push(job)
+
+    def entry(self, job: Job) -> tuple:
+        """The queued job's place in the order: (*key(job), job_id)."""
+        return self._entry[job.job_id]
+
+    def next_after(self, entry: tuple | None, max_gpus: int) -> Job | None:
+        """First job in key order after `entry` (None: from the start) needing at most `max_gpus` GPUs."""
+        best_entry = None
+        for size, bucket in self._buckets.items():
+            if bucket and size <= max_gpus:
+                i = 0 if entry is None else bisect.bisect_right(bucket, entry)
+                if i < len(bucket) and (best_entry is None or bucket[i] < best_entry):
+                    best_entry = bucket[i]
+        return None if best_entry is None else self._jobs[best_entry[-1]]
 
     def best(self, max_gpus: int | None = None) -> Job | None:
         """First job in key order needing at most `max_gpus` GPUs (any if None)."""

@@ -15,6 +15,7 @@ import pandas as pd
 
 from coloc.datasets import assign_workloads, family_of
 from coloc.sim.interference import require_columns
+from coloc.sim.job import Job
 
 TRACE_COLUMNS = ("job_id", "submit_time", "duration", "num_gpus", "workload")
 PHILLY_KEYS = {"source", "clusters", "start_s", "end_s", "n_jobs", "assign", "families"}
@@ -159,3 +160,63 @@ def offered_load(trace: pd.DataFrame, total_gpus: int) -> float:
     span = float(trace["submit_time"].max() - trace["submit_time"].min())
     work = float((trace["duration"] * trace["num_gpus"]).sum())
     return math.inf if span <= 0 else work / (span * total_gpus)
+
+
+def jobs_from_trace(trace: pd.DataFrame, profile, spec) -> dict[int, Job]:
+    """{job_id: Job} for a simulation, refusing a bad trace up front with the job, column and value.
+
+    Job ids and GPU counts must be integers (not booleans; 3.0 is taken as 3), submit times finite
+    and >= 0, durations finite and > 0; every job type must run on the reference device and the
+    cluster must have enough GPUs that run it. `profile`: a coloc.sim.view.Profile; `spec`: a ClusterSpec.
+    """
+    require_columns(trace, TRACE_COLUMNS, "trace table")
+    if trace.empty:
+        raise ValueError("trace table: no jobs; expected at least one row")
+    jobs: dict[int, Job] = {}
+    usable: dict[str, int] = {}
+    for row_number, row in enumerate(trace[list(TRACE_COLUMNS)].itertuples(index=False)):
+        job = _job(row, row_number)
+        if job.job_id in jobs:
+            raise ValueError(f"trace table: job_id {job.job_id} appears more than once (row {row_number})")
+        if job.workload not in usable:
+            usable[job.workload] = max((spec.gpus_of(device) for device, _ in spec.devices
+                                        if profile.has_solo(device, job.workload)), default=0)
+            if not profile.has_solo(profile.reference_device, job.workload):
+                raise ValueError(f"trace table: workload {job.workload!r} (job {job.job_id}) has no solo "
+                                 f"throughput on the reference device {profile.reference_device}")
+        if job.num_gpus > usable[job.workload]:
+            raise ValueError(f"trace table: job {job.job_id} needs {job.num_gpus} GPUs but the cluster has "
+                             f"at most {usable[job.workload]} that can run {job.workload!r}")
+        job.shareable = job.num_gpus == 1 or spec.share_multi_gpu
+        jobs[job.job_id] = job
+    return jobs
+
+
+def _job(row, row_number: int) -> Job:
+    job_id = _integer(row.job_id)
+    if job_id is None:
+        raise ValueError(f"trace table row {row_number}: job_id {row.job_id!r}; expected an integer")
+    checks = (("submit_time", _real(row.submit_time), "a finite number >= 0", lambda v: v >= 0),
+              ("duration", _real(row.duration), "a finite number > 0", lambda v: v > 0),
+              ("num_gpus", _integer(row.num_gpus), "an integer >= 1", lambda v: v >= 1))
+    for column, value, expected, ok in checks:
+        if value is None or not ok(value):
+            raise ValueError(f"trace table: job {job_id} (row {row_number}): {column} "
+                             f"{getattr(row, column)!r}; expected {expected}")
+    return Job(job_id, checks[0][1], checks[1][1], checks[2][1], str(row.workload))
+
+
+def _real(value) -> float | None:
+    """`value` as a finite float; None for booleans, non-numbers, NaN and infinities."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _integer(value) -> int | None:
+    """`value` as an int if it is a whole number (3 or 3.0); None otherwise (booleans included)."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return int(value)
+    real = _real(value)
+    return int(real) if real is not None and real.is_integer() else None

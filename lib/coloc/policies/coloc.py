@@ -1,4 +1,4 @@
-"""coloc's own policy: risk-averse, JCT-aware packing (and its oracle upper bound).
+"""coloc's own policy: risk-averse, JCT-aware packing (its oracle upper bound is in `oracle`).
 
 1. Shortest remaining time first (`order='sjf'`): the same knowledge of
    durations that ISACPP's remaining times assume; `order='fifo'` is the
@@ -18,8 +18,8 @@
 
 ISACPP packs whenever no GPU is idle, whatever the pair costs; Horus packs by
 utilization even when GPUs are idle; Gandiva learns a bad pair only after
-suffering it. `oracle` is the same rule fed the measured pairs (no spread):
-an UPPER BOUND, not a predictor.
+suffering it. `oracle` (coloc.policies.oracle) is the same rule fed the
+measured pairs (no spread): an UPPER BOUND, not a predictor.
 """
 from __future__ import annotations
 
@@ -47,46 +47,46 @@ class JctPack(Policy):
     def queue_key(self, job) -> tuple:
         return (job.remaining, *fifo_key(job)) if self.order == "sjf" else fifo_key(job)
 
-    def reset(self, sim) -> None:
-        super().reset(sim)
-        self._preds = self._predictions(sim)
+    def reset(self, view) -> None:
+        super().reset(view)
+        self._preds = self._predictions(view)
         self._cache: dict[tuple[str, str, str], float] = {}
-        cap = sim.cluster.cap
+        cap = view.cluster.cap
         self._cap = min(cap, self.max_jobs_per_gpu) if self.max_jobs_per_gpu else cap
 
-    def _predictions(self, sim) -> Predictions:
-        return sim.predictions
+    def _predictions(self, view) -> Predictions:
+        return view.predictions
 
-    def schedule(self, sim) -> None:
-        fill_idle(sim)
-        cluster = sim.cluster
+    def schedule(self, view) -> None:
+        fill_idle(view)
+        cluster = view.cluster
         if cluster.max_free() > 0 or not cluster.any_shareable():
             return
         ends, waiting = None, 0
-        for job in sim.queue.first_singles(self.lookahead or len(sim.queue)):
+        for job in view.queue.first_singles(self.lookahead or len(view.queue)):
             if not cluster.any_shareable():
                 return
             if self.wait_rule and ends is None:
-                ends = self._predicted_ends(sim)
+                ends = self._predicted_ends(view)
             wait = ends[min(waiting, len(ends) - 1)] if ends else None
-            gpu = self._best_gpu(sim, job, wait)
+            gpu = self._best_gpu(view, job, wait)
             if gpu is None:
                 waiting += 1
             else:
-                sim.place(job, (gpu,))
+                view.place(job, (gpu,))
 
-    def _predicted_ends(self, sim) -> list[float]:
+    def _predicted_ends(self, view) -> list[float]:
         """Sorted predicted times until each running job ends (co-located ones at predicted speed)."""
         ends = []
-        for job in sim.running.values():
+        for job in view.running.values():
             factor = 1.0  # a gang job runs at its slowest GPU
             for gpu in job.gpus:
                 here = 1.0
-                for other in sim.cluster.residents[gpu]:
+                for other in view.cluster.residents[gpu]:
                     if other is not job:
                         here *= self._norm(job.device, job.workload, other.workload)
                 factor = min(factor, here)
-            ends.append(job.remaining_at(sim.now) / job.speed / factor)
+            ends.append(job.remaining_at(view.now) / job.speed / factor)
         return sorted(ends)
 
     def _norm(self, device: str, a: str, b: str) -> float:
@@ -109,32 +109,32 @@ class JctPack(Policy):
             total += factor
         return total >= self.min_combined
 
-    def _best_gpu(self, sim, job, wait: float | None) -> int | None:
+    def _best_gpu(self, view, job, wait: float | None) -> int | None:
         """The admissible GPU adding least completion time; None if the job should wait."""
         best = None
-        for device in sim.cluster.devices:
-            if not sim.truth.has_solo(device, job.workload):
+        for device in view.cluster.devices:
+            if not view.has_solo(device, job.workload):
                 continue
-            t_new = job.remaining / sim.truth.speed(device, job.workload)
-            for sig, gpus in sim.cluster.shareable_groups(device):
+            t_new = job.remaining / view.speed(device, job.workload)
+            for sig, gpus in view.cluster.shareable_groups(device):
                 members = sig + (job.workload,)
-                if len(sig) >= self._cap or not sim.can_share(device, members):
+                if len(sig) >= self._cap or not view.can_share(device, members):
                     continue
                 gains_throughput = self.admissible(device, members)
                 if not gains_throughput and wait is None:
                     continue
-                for gpu, cost in self._added_times(sim, device, job.workload, t_new, sig, gpus):
+                for gpu, cost in self._added_times(view, device, job.workload, t_new, sig, gpus):
                     # cost - wait < 0: packed, the jobs finish sooner in sum than if this one waited
                     if (gains_throughput or cost < wait) and (best is None or (cost, gpu) < best):
                         best = (cost, gpu)
         return None if best is None else best[1]
 
-    def _added_times(self, sim, device: str, workload: str, t_new: float, sig, gpus):
+    def _added_times(self, view, device: str, workload: str, t_new: float, sig, gpus):
         """(gpu, completion time packing adds) per GPU of one group; closed form for one resident."""
         if len(sig) > 1:
-            return [(gpu, self.added_time(sim, device, workload, t_new, gpu)) for gpu in gpus]
+            return [(gpu, self.added_time(view, device, workload, t_new, gpu)) for gpu in gpus]
         n_new, n_old = self._norm(device, workload, sig[0]), self._norm(device, sig[0], workload)
-        residents, now = sim.cluster.residents, sim.now
+        residents, now = view.cluster.residents, view.now
         out = []
         for gpu in gpus:
             old = residents[gpu][0]
@@ -143,11 +143,11 @@ class JctPack(Policy):
             out.append((gpu, f_new + f_old - t_new - t_old))
         return out
 
-    def added_time(self, sim, device: str, workload: str, t_new: float, gpu: int) -> float:
+    def added_time(self, view, device: str, workload: str, t_new: float, gpu: int) -> float:
         """Predicted sum of finish times packed on `gpu` minus (new job alone + residents undisturbed)."""
-        here = sim.cluster.residents[gpu]
+        here = view.cluster.residents[gpu]
         names = [workload] + [j.workload for j in here]
-        left = [t_new] + [j.remaining_at(sim.now) / j.speed for j in here]
+        left = [t_new] + [j.remaining_at(view.now) / j.speed for j in here]
 
         def pair_norm(i: int, k: int) -> float:
             return self._norm(device, names[i], names[k])
@@ -168,14 +168,3 @@ class ColocFifo(JctPack):
 
     def __init__(self, order: str = "fifo", **params):
         super().__init__(order=order, **params)
-
-
-@register("oracle")
-class Oracle(JctPack):
-    """ORACLE upper bound: coloc's rule on the measured pairs (no prediction error, no spread)."""
-
-    kind = "oracle"
-    needs = ()
-
-    def _predictions(self, sim) -> Predictions:
-        return Predictions.from_truth(sim.truth)

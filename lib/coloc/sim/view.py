@@ -1,0 +1,179 @@
+"""What a policy sees and does: the scheduler's view of one simulation.
+
+A real scheduler knows the queue, the cluster and what runs where, the predictions it is given,
+each job type's profiled solo speed on each device type, whether a set of jobs fits in one GPU's
+memory (from the jobs' declared memory) and, after the fact, the speed a running job achieves. It
+does not know how fast a set of jobs will run together: that is the measured pair table, the
+experiment's ground truth, which only the Simulator (coloc.sim.engine) holds. The view owns the
+scheduling state and the three actions (`place`, `preempt`, `migrate`, each checked); it holds
+copies of the known facts (`Profile`) and no reference that leads to the Simulator or the truth.
+The Simulator sets the co-location rates of jobs after each round, on the GPUs in `dirty`.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from coloc.sim.checks import SimulationError
+from coloc.sim.cluster import Cluster, ClusterSpec
+from coloc.sim.job import QUEUED, RUNNING, Job
+from coloc.sim.predictions import Predictions
+from coloc.sim.queue import JobQueue
+
+
+class Profile:
+    """Known facts about job types: solo throughput per device (profiled alone) and memory fit of pairs."""
+
+    def __init__(self, solo_tput: dict[tuple[str, str], float], fits: dict[tuple[str, str, str], bool],
+                 reference_device: str):
+        self._tput = dict(solo_tput)
+        self._fits = dict(fits)
+        self.reference_device = reference_device
+
+    @classmethod
+    def of(cls, truth) -> "Profile":
+        """Copies of a GroundTruth's solo throughputs and memory fit (not its co-location numbers)."""
+        return cls(truth.solo_throughputs(), truth.memory_fit(), truth.reference_device)
+
+    def has_solo(self, device: str, workload: str) -> bool:
+        """Whether `workload` runs on `device` (it has a profiled solo throughput there)."""
+        return (device, workload) in self._tput
+
+    def speed(self, device: str, workload: str) -> float:
+        """Solo speed on `device` relative to the reference device (1.0 there)."""
+        try:
+            return self._tput[(device, workload)] / self._tput[(self.reference_device, workload)]
+        except KeyError:
+            raise KeyError(f"profile: no solo throughput of {workload!r} on {device!r} and "
+                           f"{self.reference_device!r}") from None
+
+    def fits(self, device: str, workloads: Sequence[str]) -> bool:
+        """Whether these workloads fit on one GPU of `device` together (every pair fits; unknown pairs do not)."""
+        n = len(workloads)
+        return all(self._fits.get((device, workloads[i], workloads[k]), False)
+                   for i in range(n) for k in range(i + 1, n))
+
+
+class SchedulerView:
+    """The queue, the cluster, running jobs, the time, predictions, known facts and the actions."""
+
+    def __init__(self, spec: ClusterSpec, profile: Profile, predictions: Predictions | None,
+                 queue_key: Callable[[Job], tuple], restart_cost_s: float = 0.0, seed: int = 0):
+        self.spec = spec
+        self.cluster = Cluster(spec)
+        self.profile = profile
+        self.predictions = predictions
+        self.queue = JobQueue(queue_key)
+        self.running: dict[int, Job] = {}
+        self.now = 0.0
+        self.restart_cost_s = float(restart_cost_s)
+        self.rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(7,)))  # the policy's randomness
+        self.effective = 0.0          # sum over running jobs of num_gpus x factor
+        self.dirty: set[int] = set()  # GPUs whose jobs changed since the Simulator last set rates
+        self.stats = {"events": 0, "rounds": 0, "decision_time_s": 0.0, "preemptions": 0,
+                      "migrations": 0, "placements": 0}
+        self._share_cache: dict = {}
+
+    # ----- what a scheduler knows ---------------------------------------------------
+    def can_share(self, device: str, workloads) -> bool:
+        """Whether these workloads fit on one GPU together (memory; known to every policy)."""
+        key = (device, tuple(sorted(workloads)))
+        value = self._share_cache.get(key)
+        if value is None:
+            value = self._share_cache[key] = self.profile.fits(device, key[1])
+        return value
+
+    def has_solo(self, device: str, workload: str) -> bool:
+        """Whether `workload` runs on `device` (profiled alone there)."""
+        return self.profile.has_solo(device, workload)
+
+    def speed(self, device: str, workload: str) -> float:
+        """Profiled solo speed of `workload` on `device`, relative to the reference device."""
+        return self.profile.speed(device, workload)
+
+    def observed_factor(self, job: Job) -> float:
+        """The co-location factor the job is achieving now (what a running system can measure)."""
+        return job.factor
+
+    # ----- actions ----------------------------------------------------------------------
+    def place(self, job: Job, gpus) -> None:
+        """Start (or restart) a queued job on `gpus`."""
+        gpus = tuple(int(g) for g in gpus)
+        if job.state != QUEUED or job not in self.queue:
+            raise SimulationError(f"t={self.now}: job {job.job_id} placed while {job.state}")
+        if not gpus or min(gpus) < 0 or max(gpus) >= self.cluster.num_gpus:
+            raise SimulationError(f"t={self.now}: job {job.job_id} placed on invalid GPUs {gpus}")
+        device = self.cluster.gpu_device[gpus[0]]
+        if not self.profile.has_solo(device, job.workload):
+            raise SimulationError(f"t={self.now}: job {job.job_id} ({job.workload}) has no solo "
+                                  f"throughput on {device}")
+        for gpu in gpus:
+            others = [j.workload for j in self.cluster.residents[gpu]]
+            if others and not self.profile.fits(device, others + [job.workload]):
+                raise SimulationError(f"t={self.now}: job {job.job_id} ({job.workload}) on GPU {gpu} "
+                                      f"with {others}: infeasible on {device}")
+        self.cluster.add(job, gpus)
+        self.queue.remove(job)
+        job.state, job.gpus, job.device = RUNNING, gpus, device
+        job.speed = self.profile.speed(device, job.workload)
+        job.queued_time += self.now - job.queued_since
+        job.last_update = self.now
+        job.placed_at = self.now
+        if math.isnan(job.start_time):
+            job.start_time = self.now
+        if job.restart_due:
+            extra = self.restart_cost_s * job.speed
+            job.overhead += extra
+            job.remaining += extra
+            job.restart_due = False
+        self.running[job.job_id] = job
+        self.dirty.update(gpus)
+        self.stats["placements"] += 1
+
+    def preempt(self, job: Job) -> None:
+        """Stop a running job and put it back in the queue (it pays the restart cost later)."""
+        if job.state != RUNNING:
+            raise SimulationError(f"t={self.now}: job {job.job_id} preempted while {job.state}")
+        self._stop(job)
+        job.state = QUEUED
+        job.queued_since = self.now
+        job.restart_due = self.restart_cost_s > 0
+        job.preemptions += 1
+        self.stats["preemptions"] += 1
+        self.queue.push(job)
+
+    def migrate(self, job: Job, gpus) -> None:
+        """Move a running job to other GPUs (a preemption and an immediate restart)."""
+        self.preempt(job)
+        job.preemptions -= 1
+        job.migrations += 1
+        self.stats["preemptions"] -= 1
+        self.stats["migrations"] += 1
+        self.place(job, gpus)
+
+    # ----- bookkeeping shared with the Simulator ------------------------------------------
+    def _stop(self, job: Job) -> None:
+        """Take a running job off its GPUs (its progress settled up to now)."""
+        self._settle(job)
+        self.cluster.remove(job)
+        self.dirty.update(job.gpus)
+        self.effective -= job.num_gpus * job.factor
+        job.rate = job.factor = 0.0
+        job.colocated = False
+        job.version += 1
+        del self.running[job.job_id]
+
+    def _settle(self, job: Job) -> None:
+        """Account a job's progress and times from its last update to now."""
+        dt = self.now - job.last_update
+        if dt > 0:
+            progress = job.rate * dt
+            job.remaining -= progress
+            job.done_work += progress
+            job.run_time += dt
+            job.attained += dt * job.num_gpus
+            if job.colocated:
+                job.colocated_time += dt
+        job.last_update = self.now
