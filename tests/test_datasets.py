@@ -122,9 +122,23 @@ def test_small_valid_gavel_file(tmp_path):
     (lambda t, k: t[k("LM (batch size 5)")].update({k("ResNet-18 (batch size 16)"): [1.0, 2.0]}),
      r"LM.*ResNet.* is \[1.0, 2.0\] but its reverse .* is \[5.0, 6.0\]; expected the same pair swapped"),
     (lambda t, k: t[k("LM (batch size 5)")].update({k("LM (batch size 5)"): ["fast", 1.0]}),
-     r"pair throughput must be a non-negative number, got 'fast'"),
+     r"pair throughput must be a finite non-negative number, got 'fast'"),
     (lambda t, k: t[k("LM (batch size 5)")].update({"null": float("nan")}),
-     r"solo throughput must be a non-negative number, got nan"),
+     r"solo throughput must be a finite non-negative number, got nan"),
+    (lambda t, k: t[k("LM (batch size 5)")].update({"null": float("inf")}),  # JSON 'Infinity'
+     r"k80/\('LM \(batch size 5\)', 1\)/null: solo throughput must be a finite non-negative number, got inf"),
+    (lambda t, k: (t[k("LM (batch size 5)")].update({k("ResNet-18 (batch size 16)"): [float("inf"), 5.0]}),
+                   t[k("ResNet-18 (batch size 16)")].update({k("LM (batch size 5)"): [5.0, float("inf")]})),
+     r"LM.*ResNet.*: pair throughput must be a finite non-negative number, got inf"),
+    (lambda t, k: (t[k("LM (batch size 5)")].update({k("ResNet-18 (batch size 16)"): [55.0, 5.0]}),
+                   t[k("ResNet-18 (batch size 16)")].update({k("LM (batch size 5)"): [5.0, 55.0]})),
+     r"k80/\('LM.*/\('ResNet.* is \[55.0, 5.0\] against solo \[11.0, 10.0\]: normalized \[5, 0.5\]; "
+     r"expected at most 1.5"),
+    (lambda t, k: t.update({"('LM (batch size 05)', 1)": t[k("LM (batch size 5)")]}),
+     r"keys k80/\('LM \(batch size 5\)', 1\) and k80/\('LM \(batch size 05\)', 1\) are both job type "
+     r"lm-wikitext2-b5"),
+    (lambda t, k: t.update({"('LM (batch size 5)', 1e400)": {"null": 1.0}}),
+     r"key k80/\"\('LM \(batch size 5\)', 1e400\)\" is not a"),
     (lambda t, k: t[k("LM (batch size 5)")].pop(k("ResNet-18 (batch size 16)")),
      r"k80/\('LM \(batch size 5\)', 1\)/\('ResNet-18 \(batch size 16\)', 1\): expected \[throughput of A"),
 ])
@@ -172,9 +186,31 @@ def test_small_valid_philly_file(tmp_path):
     (GOOD_CSV.replace(",1,66.0,", ",1.5,66.0,"), r"row 2 .*column 'num_gpus': got '1.5', expected a whole number"),
     (GOOD_CSV.replace("2017-10-09 07:01:55", "yesterday"), r"row 2 .*column 'timestamp': got 'yesterday'"),
     (GOOD_CSV.replace(",66.0,a", ",,a"), r"row 2 .*column 'gpu_time': got '', expected a finite number"),
+    (GOOD_CSV.replace(",1,66.0,", ",1e30,66.0,"), r"row 2 .*column 'num_gpus': got '1e30', expected at most 9007199254740992"),
 ])
 def test_malformed_philly_input_names_row_and_column(tmp_path, text, message):
     path = write_csv(tmp_path, text)
     with pytest.raises(DataError, match=message) as err:
         datasets.load_philly(path, ["w1"])
     assert str(path) in str(err.value)
+
+
+def test_binary_files_name_the_file(tmp_path):
+    """Bytes that are not UTF-8 text: a DataError naming the file (was a bare UnicodeDecodeError)."""
+    binary = bytes(range(256)) * 4
+    csv_path, json_path = tmp_path / "philly.csv", tmp_path / "gavel.json"
+    csv_path.write_bytes(GOOD_CSV.encode() + binary)
+    json_path.write_bytes(b'{"k80": "' + binary + b'"}')
+    with pytest.raises(DataError, match=f"{csv_path}: not a readable UTF-8 CSV"):
+        datasets.load_philly(csv_path, ["w1"])
+    with pytest.raises(DataError, match=f"{json_path}: not valid JSON text"):
+        datasets.load_gavel(json_path, devices=["k80"])
+
+
+def test_repeated_json_key_is_refused(tmp_path):
+    """json.load keeps the last of two equal keys without a word; the parser names the key instead."""
+    path = gavel_json(tmp_path, lambda t, k: None)
+    text = path.read_text()
+    path.write_text(text.replace('"null": 10.0,', '"null": 10.0, "null": 99.0,', 1))
+    with pytest.raises(DataError, match=f"{path}: key 'null' appears more than once in one object"):
+        datasets.load_gavel(path, devices=["k80"])

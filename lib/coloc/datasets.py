@@ -9,7 +9,6 @@ key, and what was expected.
 
 from __future__ import annotations
 
-import ast
 import json
 import math
 import re
@@ -22,6 +21,7 @@ import pandas as pd
 GAVEL_DEVICES = ("k80", "p100", "v100")
 PHILLY_COLUMNS = ("timestamp", "duration", "num_gpus", "gpu_time", "cluster")
 ASSIGN_RULES = ("uniform", "gpu_time")
+MAX_GPUS = 2**53  # GPUs of one job: whole numbers above this are not exact as floats (nor as the int64 column)
 
 # Gavel job-type family -> coloc family and dataset (workload id: <family>-<dataset>-b<batch>).
 GAVEL_FAMILIES = {
@@ -34,6 +34,10 @@ GAVEL_FAMILIES = {
 # Gavel job types without a batch size, and the batch coloc's zoo gives them.
 GAVEL_FIXED = {"A3C": "a3c-pong-b4", "CycleGAN": "cyclegan-monet2photo-b1"}
 PAIR_TOLERANCE = 1e-6
+# Most a job may gain from sharing its GPU: co-located over solo throughput above this is refused as
+# a broken measurement (Gavel's largest is 1.0; the margin leaves room for measurement noise).
+MAX_NORM = 1.5
+GAVEL_KEY = re.compile(r"\('([^']+)', (\d+)\)")
 
 
 class DataError(ValueError):
@@ -85,24 +89,33 @@ def load_gavel(path: str | Path, devices: Sequence[str] = GAVEL_DEVICES) -> tupl
 
 def _read_json(path: Path) -> dict:
     try:
-        with open(path) as fh:
-            data = json.load(fh)
-    except json.JSONDecodeError as err:
-        raise DataError(f"{path}: not valid JSON ({err})") from err
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh, object_pairs_hook=lambda pairs: _unique_keys(path, pairs))
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as err:
+        raise DataError(f"{path}: not valid JSON text ({type(err).__name__}: {err})") from err
     if not isinstance(data, dict):
         raise DataError(f"{path}: expected a JSON object of GPU types at the top level")
     return data
 
 
+def _unique_keys(path: Path, pairs: list[tuple[str, object]]) -> dict:
+    keys = [key for key, _ in pairs]
+    repeated = sorted({key for key in keys if keys.count(key) > 1})
+    if repeated:
+        raise DataError(f"{path}: key {repeated[0]!r} appears more than once in one object; expected unique keys")
+    return dict(pairs)
+
+
 def _parse_key(path: Path, where: str, key: str) -> tuple[str, int]:
-    try:
-        job_type, num_gpus = ast.literal_eval(key)
-        return str(job_type), int(num_gpus)
-    except (ValueError, SyntaxError, TypeError) as err:
-        raise DataError(f"{path}: key {where}{key!r} is not a \"('<job type>', <num gpus>)\" tuple") from err
+    match = GAVEL_KEY.fullmatch(key)
+    if not match or not match.group(2).isascii():
+        raise DataError(f"{path}: key {where}{key!r} is not a \"('<job type>', <num gpus>)\" tuple")
+    return match.group(1), int(match.group(2))
 
 
 def _single_gpu_entries(path: Path, device: str, table: dict) -> dict[str, tuple[str, dict]]:
+    if not isinstance(table, dict):
+        raise DataError(f"{path}: key {device}: expected an object of job types, got {type(table).__name__}")
     entries = {}
     for key, entry in table.items():
         job_type, num_gpus = _parse_key(path, f"{device}/", key)
@@ -114,6 +127,9 @@ def _single_gpu_entries(path: Path, device: str, table: dict) -> dict[str, tuple
             raise DataError(f"{path}: key {device}/{key}: {err.args[0]}") from err
         if not isinstance(entry, dict):
             raise DataError(f"{path}: key {device}/{key}: expected an object of throughputs")
+        if workload in entries:
+            raise DataError(f"{path}: keys {device}/{entries[workload][0]} and {device}/{key} are both job type "
+                            f"{workload}; expected one key per job type")
         entries[workload] = (key, entry)
     if not entries:
         raise DataError(f"{path}: device {device!r} has no single-GPU job types")
@@ -121,9 +137,13 @@ def _single_gpu_entries(path: Path, device: str, table: dict) -> dict[str, tuple
 
 
 def _number(path: Path, where: str, value, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
-        raise DataError(f"{path}: key {where}: {what} must be a non-negative number, got {value!r}")
-    return float(value)
+    try:
+        number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
+    except OverflowError:  # an integer too large for a float
+        number = math.inf
+    if not math.isfinite(number) or number < 0:
+        raise DataError(f"{path}: key {where}: {what} must be a finite non-negative number, got {value!r:.40}")
+    return number
 
 
 def _solo_throughput(path: Path, device: str, key: str, entry: dict) -> float:
@@ -159,11 +179,16 @@ def _pair_rows(path: Path, device: str, entries: dict, solo: dict[str, float]) -
                     f"{device}/{entries[b][0]}/{entries[a][0]} is [{rb}, {ra}]; expected the same pair swapped"
                 )
             feasible = not (ta == 0 and tb == 0)
+            norm_a, norm_b = (ta / solo[a], tb / solo[b]) if feasible else (np.nan, np.nan)
+            if feasible and max(norm_a, norm_b) > MAX_NORM:
+                raise DataError(
+                    f"{path}: key {device}/{entries[a][0]}/{entries[b][0]} is [{ta}, {tb}] against solo "
+                    f"[{solo[a]}, {solo[b]}]: normalized [{norm_a:.3g}, {norm_b:.3g}]; expected at most {MAX_NORM} "
+                    f"(a job sharing its GPU is not faster than alone)"
+                )
             rows.append({
                 "device": device, "workload_a": a, "workload_b": b, "tput_a": ta, "tput_b": tb,
-                "norm_a": ta / solo[a] if feasible else np.nan,
-                "norm_b": tb / solo[b] if feasible else np.nan,
-                "feasible": feasible,
+                "norm_a": norm_a, "norm_b": norm_b, "feasible": feasible,
             })
     return rows
 
@@ -220,9 +245,9 @@ def load_philly(
 
 def _read_philly(path: Path) -> pd.DataFrame:
     try:
-        raw = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
-        raise DataError(f"{path}: not a readable CSV ({err})") from err
+        raw = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+        raise DataError(f"{path}: not a readable UTF-8 CSV ({type(err).__name__}: {err})") from err
     missing = [c for c in PHILLY_COLUMNS if c not in raw.columns]
     if missing:
         raise DataError(f"{path}: columns {missing} missing; expected {list(PHILLY_COLUMNS)}, found {list(raw.columns)}")
@@ -234,6 +259,7 @@ def _read_philly(path: Path) -> pd.DataFrame:
         _check_column(path, raw, ~np.isfinite(out[column]), column, "a finite number")
         _check_column(path, raw, out[column] <= 0, column, "a positive number")
     _check_column(path, raw, out["num_gpus"] != out["num_gpus"].round(), "num_gpus", "a whole number")
+    _check_column(path, raw, out["num_gpus"] > MAX_GPUS, "num_gpus", f"at most {MAX_GPUS} GPUs")
     _check_column(path, raw, raw["cluster"].str.strip() == "", "cluster", "a cluster name")
     return out
 
