@@ -3,11 +3,16 @@
 import functools
 import hashlib
 import http.server
+import os
+import shlex
 import shutil
 import socket
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
+import jsonschema
 import pytest
 import yaml
 
@@ -139,3 +144,98 @@ def test_cli_fetch_reports_checksum_failure(tmp_path, capsys, monkeypatch):
                      "--raw-dir", str(tmp_path / "raw"), "--mirror", str(tmp_path / "mirror")])
     assert code == 1
     assert "checksum mismatch" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------- paths, config mistakes, hostile strings
+
+@pytest.mark.parametrize("file", ["../x.csv", "sub/../../x.csv", "/tmp/x.csv", "", ".", "sub\\..\\x.csv"])
+def test_a_source_file_outside_its_folder_is_refused(tmp_path, file):
+    """A source `file: ../x` wrote outside data/raw; now refused by Source, the config reader and the schema."""
+    entry = {"file": file, "url": "https://example.org/x.csv", "sha256": hashlib.sha256(PAYLOAD).hexdigest(),
+             "licence": "x"}
+    with pytest.raises(sources.SourceError, match=r"config: sources.x.file: .*expected a relative path inside"):
+        sources.sources_from_config({"sources": {"x": entry}})
+    with pytest.raises(sources.SourceError, match=r"source x: file: .*expected a relative path inside"):
+        sources.Source("x", **entry)
+    schema = yaml.safe_load((REPO / "config" / "config.schema.yaml").read_text())
+    file_schema = schema["properties"]["sources"]["additionalProperties"]["properties"]["file"]
+    assert not jsonschema.Draft202012Validator(file_schema).is_valid(file)
+
+
+def test_cli_fetch_refuses_a_file_outside_the_raw_folder_and_writes_nothing(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
+    mirror = tmp_path / "mirror" / "inner"
+    mirror.mkdir(parents=True)
+    (tmp_path / "mirror" / "escape.csv").write_bytes(PAYLOAD)
+    code = cli.main(["fetch", "--file", "../escape.csv", "--url", "http://127.0.0.1:9/x",
+                     "--sha256", hashlib.sha256(PAYLOAD).hexdigest(), "--raw-dir", str(tmp_path / "raw" / "inner"),
+                     "--mirror", str(mirror)])
+    assert code == 1
+    assert "file: '../escape.csv': expected a relative path inside the folder" in capsys.readouterr().err
+    assert not (tmp_path / "raw").exists()
+
+
+@pytest.mark.parametrize("config, message", [
+    ({"trace": {}}, "config: key 'sources' must map source names to {file, url, sha256, licence}"),
+    ({"sources": {"x": {"file": "a.csv", "url": "https://e.org/a", "sha256": 12, "licence": "l"}}},
+     "config: sources.x.sha256: 12 is int; expected text"),
+    ({"sources": {"x": {"file": "a.csv", "url": "https://e.org/a", "sha256": "12", "licence": "l"}}},
+     "config: sources.x.sha256: '12' is not 64 hex digits"),
+    ({"sources": {"x": "a.csv"}}, "config: sources.x must map file, url, sha256, licence to text"),
+    (["not", "a", "mapping"], "expected a YAML mapping with a 'sources' section"),
+])
+def test_cli_fetch_with_a_wrong_config_says_what_is_wrong_without_a_traceback(tmp_path, capsys, config, message):
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    assert cli.main(["fetch", "--config", str(path), "--raw-dir", str(tmp_path / "raw")]) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "raw").exists()
+
+
+def test_cli_fetch_with_a_missing_or_broken_config_file(tmp_path, capsys):
+    assert cli.main(["fetch", "--config", str(tmp_path / "absent.yaml")]) == 1
+    assert f"{tmp_path / 'absent.yaml'}: cannot read the config (No such file or directory)" in capsys.readouterr().err
+    (tmp_path / "bad.yaml").write_text("sources: [unclosed\n")
+    assert cli.main(["fetch", "--config", str(tmp_path / "bad.yaml")]) == 1
+    assert f"{tmp_path / 'bad.yaml'}: not valid YAML" in capsys.readouterr().err
+
+
+HOSTILE_FOLDER = "mirror dir; touch PWNED; echo $(touch PWNED2) `touch PWNED3` 'q\" & |"
+
+
+@pytest.mark.parametrize("through_shell", [False, True], ids=["argv", "quoted-shell"])
+def test_mirror_path_with_spaces_and_shell_metacharacters_is_a_plain_folder(tmp_path, through_shell):
+    """`coloc fetch --mirror` takes the folder as it is: nothing in it is run or expanded."""
+    mirror = tmp_path / HOSTILE_FOLDER
+    (mirror / "sub").mkdir(parents=True)
+    (mirror / "sub" / "table.csv").write_bytes(PAYLOAD)
+    argv = ["coloc", "fetch", "--file", "sub/table.csv", "--url", "http://127.0.0.1:9/never",
+            "--sha256", hashlib.sha256(PAYLOAD).hexdigest(), "--raw-dir", "raw", "--mirror", str(mirror)]
+    env = {k: v for k, v in os.environ.items() if k != sources.MIRROR_ENV}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    command = shlex.join(argv) if through_shell else argv
+    result = subprocess.run(command, shell=through_shell, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "raw" / "sub" / "table.csv").read_bytes() == PAYLOAD
+    assert not list(tmp_path.rglob("PWNED*"))
+
+
+def test_check_fetched_refuses_an_edited_raw_file_with_both_hashes(tmp_path):
+    """Snakemake fetches nothing that exists: an edited raw file is refused before any rule runs."""
+    source = make_source(tmp_path)
+    other = sources.Source("other", "sub/other.csv", "http://127.0.0.1:9/o", "0" * 64, "x")
+    raw = tmp_path / "raw"
+    path = sources.fetch(source, raw, tmp_path / "mirror")
+    sources.check_fetched({"table": source, "other": other}, raw)  # right hash; other not fetched yet: fine
+    edited = PAYLOAD.replace(b"32.5", b"99.9")
+    path.write_bytes(edited)
+    with pytest.raises(sources.SourceError) as err:
+        sources.check_fetched({"table": source, "other": other}, raw)
+    message = str(err.value)
+    assert f"{path}: sha256 {hashlib.sha256(edited).hexdigest()}, expected {source.sha256} (sources.table)" in message
+    assert "other" not in message
+    assert path.read_bytes() == edited  # refused, not changed: `coloc fetch` is what replaces it
+    sources.fetch(source, raw, tmp_path / "mirror")
+    assert path.read_bytes() == PAYLOAD
+    sources.check_fetched({"table": source}, raw)

@@ -15,8 +15,7 @@ def _selected_sources(args: argparse.Namespace) -> list[sources.Source]:
         if not (args.file and args.sha256):
             raise SystemExit("coloc fetch: --url needs --file and --sha256 as well")
         return [sources.Source(args.file, args.file, args.url, args.sha256.lower(), "")]
-    with open(args.config) as fh:
-        table = sources.sources_from_config(yaml.safe_load(fh))
+    table = sources.sources_from_config(_read_config(args.config))
     names = args.name or sorted(table)
     unknown = [n for n in names if n not in table]
     if unknown:
@@ -24,16 +23,29 @@ def _selected_sources(args: argparse.Namespace) -> list[sources.Source]:
     return [table[n] for n in names]
 
 
+def _read_config(path: str) -> dict:
+    try:
+        with open(path) as fh:
+            config = yaml.safe_load(fh)
+    except OSError as err:
+        raise sources.SourceError(f"{path}: cannot read the config ({err.strerror})") from err
+    except yaml.YAMLError as err:
+        raise sources.SourceError(f"{path}: not valid YAML ({err})") from err
+    if not isinstance(config, dict):
+        raise sources.SourceError(f"{path}: expected a YAML mapping with a 'sources' section, got {config!r:.80}")
+    return config
+
+
 def _fetch(args: argparse.Namespace) -> int:
-    mirror = sources.mirror_folder(args.mirror)
-    for source in _selected_sources(args):
-        print(f"{source.file}: from {f'mirror {mirror}' if mirror else source.url}", flush=True)
-        try:
+    try:
+        mirror = sources.mirror_folder(args.mirror)
+        for source in _selected_sources(args):
+            print(f"{source.file}: from {f'mirror {mirror}' if mirror else source.url}", flush=True)
             path = sources.fetch(source, args.raw_dir, mirror)
-        except sources.SourceError as err:
-            print(f"coloc fetch: {err}", file=sys.stderr)
-            return 1
-        print(f"{source.file}: {path} sha256 {source.sha256} verified", flush=True)
+            print(f"{source.file}: {path} sha256 {source.sha256} verified", flush=True)
+    except sources.SourceError as err:
+        print(f"coloc fetch: {err}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import IO, Callable, Mapping
 
 import requests
 
 MIRROR_ENV = "COLOC_DATA_MIRROR"
 CHUNK = 1 << 20
+FIELDS = ("file", "url", "sha256", "licence")
 
 
 class SourceError(RuntimeError):
@@ -37,18 +39,58 @@ class Source:
     sha256: str
     licence: str
 
+    def __post_init__(self):
+        problem = fields_problem(vars(self))
+        if problem:
+            raise SourceError(f"source {self.name}: {problem}")
+
+
+def fields_problem(fields: Mapping) -> str | None:
+    """What is wrong with a source's fields, as '<field>: <why>', or None.
+
+    Each field is text; ``file`` stays inside its folder (:func:`relative_problem`); ``sha256``
+    is 64 lower-case hex digits; ``url`` starts with http:// or https://.
+    """
+    for field in FIELDS:
+        if not isinstance(fields[field], str):
+            return f"{field}: {fields[field]!r} is {type(fields[field]).__name__}; expected text"
+    if relative_problem(fields["file"]):
+        return f"file: {fields['file']!r}: {relative_problem(fields['file'])}"
+    if not re.fullmatch(r"[0-9a-f]{64}", fields["sha256"]):
+        return f"sha256: {fields['sha256']!r} is not 64 hex digits"
+    if not re.match(r"https?://", fields["url"]):
+        return f"url: {fields['url']!r} does not start with http:// or https://"
+    return None
+
+
+def relative_problem(file: str) -> str | None:
+    """Why ``file`` is not a path that stays inside its folder (the raw folder, the mirror), or None.
+
+    Refused: an absolute path, a '..' part, an empty path, a backslash or a NUL character.
+    """
+    path = PurePosixPath(file)
+    if not path.parts or path.is_absolute() or ".." in path.parts or "\\" in file or "\0" in file:
+        return "expected a relative path inside the folder (no leading '/', no '..' part, not empty, no backslash)"
+    return None
+
 
 def sources_from_config(config: Mapping) -> dict[str, Source]:
-    """The ``sources`` section of a config as Source objects, keyed by name."""
-    section = config.get("sources")
+    """The ``sources`` section of a config as Source objects, keyed by name; any mistake is a SourceError."""
+    section = config.get("sources") if isinstance(config, Mapping) else None
     if not isinstance(section, Mapping) or not section:
         raise SourceError("config: key 'sources' must map source names to {file, url, sha256, licence}")
     out = {}
     for name, entry in section.items():
-        missing = [k for k in ("file", "url", "sha256", "licence") if k not in entry]
+        if not isinstance(entry, Mapping):
+            raise SourceError(f"config: sources.{name} must map {', '.join(FIELDS)} to text, got {entry!r}")
+        missing = [k for k in FIELDS if k not in entry]
         if missing:
             raise SourceError(f"config: sources.{name} lacks {', '.join(missing)}")
-        out[name] = Source(name, entry["file"], entry["url"], entry["sha256"].lower(), entry["licence"])
+        fields = {k: entry[k].lower() if k == "sha256" and isinstance(entry[k], str) else entry[k] for k in FIELDS}
+        problem = fields_problem(fields)
+        if problem:
+            raise SourceError(f"config: sources.{name}.{problem}")
+        out[name] = Source(name, **fields)
     return out
 
 
@@ -67,14 +109,35 @@ def sha256_of(path: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
+def check_fetched(table: Mapping[str, Source], raw_dir: str | os.PathLike) -> None:
+    """Refuse the files already in ``raw_dir`` whose sha256 is not their source's (edited or corrupt raw data).
+
+    One :class:`SourceError` names every such file with both hashes. The workflow calls this
+    before any rule runs: Snakemake runs no download for a file that exists, so an edited
+    ``data/raw/philly/philly.csv`` would otherwise flow into the tables. :func:`fetch` (``coloc
+    fetch``) replaces such a file from its source, verified. Files not fetched yet are skipped.
+    """
+    problems = []
+    for name, source in table.items():
+        path = Path(raw_dir) / source.file
+        if path.is_file() and (actual := sha256_of(path)) != source.sha256:
+            problems.append(f"{path}: sha256 {actual}, expected {source.sha256} (sources.{name})")
+    if problems:
+        raise SourceError(
+            "raw data differs from its source (raw files are never edited; delete them, or run "
+            "`coloc fetch` to replace them from their sources):\n  " + "\n  ".join(problems)
+        )
+
+
 def fetch(source: Source, raw_dir: str | os.PathLike, mirror: str | os.PathLike | None = None) -> Path:
     """Put ``source`` at ``raw_dir/source.file``, verified; return its path.
 
-    A file already there with the right sha256 is kept. Otherwise the file is
-    copied from ``mirror`` (when given) or downloaded from its URL into a
-    temporary file beside the destination, checked, and renamed into place.
-    Any failure removes the temporary file and raises :class:`SourceError`
-    naming the file, where it came from, and the expected and actual hash.
+    A file already there is hashed again, and kept if its sha256 is right. Otherwise
+    (missing, edited or corrupt) the file is copied from ``mirror`` (when given) or
+    downloaded from its URL into a temporary file beside the destination, checked, and
+    renamed into place. Any failure removes the temporary file and raises
+    :class:`SourceError` naming the file, where it came from, and the expected and actual
+    hash. ``mirror`` is a folder path, used as it is (never expanded or given to a shell).
     """
     dest = Path(raw_dir) / source.file
     if dest.exists() and sha256_of(dest) == source.sha256:
