@@ -11,6 +11,8 @@ validation to report.
 
 from __future__ import annotations
 
+import difflib
+
 import jsonschema
 import yaml
 
@@ -67,3 +69,206 @@ def _parsed_scalar(text: str, types):
         except ValueError:
             return text
     return parsed if any(_SCALARS[t](parsed) for t in types if t in _SCALARS) else text
+
+
+# ---------------------------------------------------------------------------- checks before anything runs
+
+
+class ConfigError(ValueError):
+    """The workflow config has mistakes; the message lists every one by key path."""
+
+
+def check(config: dict, schema: dict) -> None:
+    """Refuse a config with mistakes, listing every one by key path in one :class:`ConfigError`.
+
+    The schema's (every violation, not only the first; an unknown key is named with the keys
+    allowed there), and the cross-checks of :func:`cross_problems`, run where the sections they
+    read (``simulation``, ``predictors``) pass the schema.
+    """
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(config),
+                    key=lambda e: [str(p) for p in e.absolute_path])
+    problems = [line for error in errors for line in _lines(error)]
+    if not {error.absolute_path[0] for error in errors if error.absolute_path} & {"simulation", "predictors"}:
+        problems += cross_problems(config)
+    if problems:
+        raise ConfigError(f"config: {len(problems)} mistake(s), nothing was run:\n  " + "\n  ".join(problems))
+
+
+def key_path(parts) -> str:
+    """A location in the config as text: ``simulation.policies[2]``."""
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else str(part)
+    return text
+
+
+def _lines(error: jsonschema.ValidationError) -> list[str]:
+    where = list(error.absolute_path)
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = sorted(error.schema.get("properties", {}))
+        lines = []
+        for key in sorted(set(error.instance) - set(allowed), key=str):
+            close = difflib.get_close_matches(str(key), allowed, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            lines.append(f"{key_path([*where, key])}: unknown key{hint}; expected one of {allowed}")
+        return lines
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        # the alternative the value was meant for: the one whose type and discriminating constants fit
+        branches: dict[int, list] = {}
+        for sub in error.context:
+            branches.setdefault(sub.schema_path[0], []).append(sub)
+        fitting = [subs for subs in branches.values() if not any(_rules_out(sub) for sub in subs)]
+        if len(fitting) == 1:
+            return [line for sub in fitting[0] for line in _lines(sub)]
+        keys = set.intersection(*({tuple(sub.relative_path) for sub in subs if _rules_out(sub)}
+                                  for subs in branches.values())) - {()}
+        if keys and not fitting:  # every alternative refuses the same key's value (e.g. a trace spec's source)
+            key = min(keys)
+            allowed = [sub.validator_value for subs in branches.values() for sub in subs
+                       if tuple(sub.relative_path) == key and sub.validator == "const"]
+            return [f"{key_path([*where, *key])}: {error.instance[key[0]]!r} is none of: "
+                    f"{' | '.join(map(repr, allowed)) or 'the alternatives'}"]
+        alternatives = " | ".join(_summary(branch) for branch in error.validator_value)
+        return [f"{key_path(where) or '(top level)'}: {error.instance!r:.80} is none of: {alternatives}"]
+    described = error.schema.get("description") if isinstance(error.schema, dict) else None
+    return [f"{key_path(where) or '(top level)'}: {error.message}" + (f" ({described})" if described else "")]
+
+
+def _rules_out(error: jsonschema.ValidationError) -> bool:
+    """An alternative of a oneOf is not the one meant: its type, or a constant of one of its keys, fails."""
+    return (error.validator == "type" and not error.relative_path) or (
+        error.validator in ("const", "enum") and len(error.relative_path) <= 1)
+
+
+def _summary(branch: dict) -> str:
+    if "const" in branch:
+        return repr(branch["const"])
+    source = branch.get("properties", {}).get("source", {}).get("const")
+    return str(branch.get("type", "a value")) + (f" with source {source!r}" if source else "")
+
+
+def cross_problems(config: dict) -> list[str]:
+    """Mistakes between the sections of a config the schema accepts (empty if none).
+
+    * ``simulation.policies``: each ``<policy>`` or ``<policy>~<predictor>`` names a registered
+      policy (:func:`coloc.policies.names`) and pair predictor; a ``~predictor`` only on a policy
+      that reads pair predictions.
+    * ``simulation.predictor_norm`` is a registered pair predictor, ``simulation.predictor_util`` a
+      utilization predictor, ``simulation.protocol`` one of ``predictors.protocols``. Each predictor
+      a simulated policy reads is configured in the predictors stage and runs under that protocol.
+    * The predictors stage's models: registered, with options the model accepts
+      (``coloc.predict.check_options``, where that exists), ``seeds`` and ``protocols`` the stage's.
+    * Every trace in ``simulation.traces`` has a spec in ``simulation.trace_specs``.
+    """
+    sim, pred = config.get("simulation"), config.get("predictors")
+    problems = _model_problems(pred) if pred else []
+    if sim:
+        problems += [f"simulation.traces[{i}]: no spec for trace {t!r} in simulation.trace_specs "
+                     f"(has {sorted(sim['trace_specs'])})" for i, t in enumerate(sim["traces"])
+                     if t not in sim["trace_specs"]]
+        problems += _policy_problems(sim)
+    if sim and pred:
+        problems += _simulation_problems(sim, pred)
+    return problems
+
+
+def _model_problems(pred: dict) -> list[str]:
+    from coloc import predict
+
+    problems = []
+    for kind, (section, models) in _model_sections(pred).items():
+        for name, options in models.items():
+            where = f"predictors.{section}.{name}"
+            for key in ("seeds", "protocols"):
+                extra = [v for v in options.get(key, []) if v not in pred[key]]
+                if extra:
+                    problems.append(f"{where}.{key}: {extra} not among predictors.{key} {pred[key]}")
+            if hasattr(predict, "check_options"):
+                try:
+                    predict.check_options(name, options, kind)
+                except (KeyError, ValueError) as err:
+                    problems.append(f"{where}: {err.args[0] if err.args else err}")
+            elif options.get("base", name) not in predictor_names(kind):
+                problems.append(f"{where}: unknown {kind} predictor {options.get('base', name)!r}; "
+                                f"known: {predictor_names(kind)}")
+    return problems
+
+
+def _model_sections(pred: dict) -> dict[str, tuple[str, dict]]:
+    """kind -> (section of ``predictors``, its models): "util" is ``util_models`` where the config has it,
+    else the utilization predictors among ``models`` (horus, whose entry also made the utilization)."""
+    if "util_models" in pred:
+        return {"pair": ("models", pred["models"]), "util": ("util_models", pred["util_models"])}
+    util = {k: v for k, v in pred["models"].items() if k in predictor_names("util")}
+    return {"pair": ("models", pred["models"]), "util": ("models", util)}
+
+
+def _policy_problems(sim: dict) -> list[str]:
+    from coloc import policies
+
+    known, problems = policies.names(), []
+    for i, entry in enumerate(sim["policies"]):
+        name, _, predictor = entry.partition("~")
+        where = f"simulation.policies[{i}]"
+        if name not in known:
+            problems.append(f"{where}: unknown policy {name!r} in {entry!r}; known: {known}")
+        elif predictor and "norm" not in reads(name):
+            readers = [p for p in known if "norm" in reads(p)]
+            problems.append(f"{where}: policy {name!r} reads no pair predictions, so '~{predictor}' would be "
+                            f"ignored; a predictor goes only with {readers}")
+        if predictor and predictor not in predictor_names("pair"):
+            problems.append(f"{where}: unknown pair predictor {predictor!r} in {entry!r}; "
+                            f"known: {predictor_names('pair')}")
+    return problems
+
+
+def _simulation_problems(sim: dict, pred: dict) -> list[str]:
+    from coloc import policies
+
+    protocol, problems = sim["protocol"], []
+    if protocol not in pred["protocols"]:
+        problems.append(f"simulation.protocol: {protocol!r} is not among predictors.protocols {pred['protocols']}, "
+                        f"so no predictions are made under it")
+    for key, kind in (("predictor_norm", "pair"), ("predictor_util", "util")):
+        if sim[key] not in predictor_names(kind):
+            problems.append(f"simulation.{key}: unknown {kind} predictor {sim[key]!r}; known: {predictor_names(kind)}")
+    read = {}  # (kind, predictor) the simulated policies read -> where the config names it
+    for i, entry in enumerate(sim["policies"]):
+        name, _, predictor = entry.partition("~")
+        kinds = reads(name) if name in policies.names() else ()
+        if "norm" in kinds:
+            read.setdefault(("pair", predictor or sim["predictor_norm"]),
+                            f"simulation.policies[{i}]" if predictor else "simulation.predictor_norm")
+        if "util" in kinds:
+            read.setdefault(("util", sim["predictor_util"]), "simulation.predictor_util")
+    sections = _model_sections(pred)
+    for (kind, name), where in read.items():
+        section, models = sections[kind]
+        if name not in predictor_names(kind):
+            continue  # reported above
+        if name not in models:
+            problems.append(f"{where}: {kind} predictor {name!r} is not among predictors.{section} {sorted(models)}, "
+                            f"so the predictors stage makes no predictions with it")
+        elif protocol not in models[name].get("protocols", [protocol]):
+            problems.append(f"{where}: predictor {name!r} runs only under protocols {models[name]['protocols']} "
+                            f"(predictors.{section}.{name}.protocols), not simulation.protocol {protocol!r}")
+    return problems
+
+
+def predictor_names(kind: str) -> list[str]:
+    """Registered predictors of one kind: "pair" (co-located throughput) or "util" (solo utilization)."""
+    from coloc import predict
+
+    if hasattr(predict, "names"):
+        return predict.names(kind)
+    return sorted(predict.REGISTRY) if kind == "pair" else ["horus"]  # before coloc.predict.names(kind)
+
+
+def reads(policy: str) -> tuple[str, ...]:
+    """The prediction kinds ("norm", "util") a registered policy reads, needed or optional."""
+    from coloc import policies
+
+    if hasattr(policies, "prediction_needs"):
+        return tuple(policies.prediction_needs(policy))
+    made = policies.get(policy)  # before coloc.policies.prediction_needs
+    return (*made.needs, *made.optional)

@@ -7,15 +7,20 @@ import yaml
 from snakemake.utils import min_version, validate
 
 from coloc import modules
-from coloc.config import typed_by_schema
+from coloc.config import check, typed_by_schema
+from coloc.sources import check_fetched, sources_from_config
 
 min_version("9.0")
 
 REPO = Path(workflow.basedir)
 SCHEMA = REPO / "config" / "config.schema.yaml"
-# `--config` hands nested values over as text; type them by the schema, then validate.
+# `--config` hands nested values over as text; type them by the schema, then validate. coloc.config.check
+# names every mistake in one error (schema, unknown keys, policy and predictor names, cross-references).
 config.update(typed_by_schema(config, yaml.safe_load(SCHEMA.read_text())))
+check(config, yaml.safe_load(SCHEMA.read_text()))
 validate(config, str(SCHEMA))
+# A raw file already there must still be its source's: Snakemake fetches nothing that exists.
+check_fetched(sources_from_config(config), "data/raw")
 NOTEBOOKS = REPO / "notebooks"
 ENV = REPO / "environment.yml"
 # Every rule file appends the final figures and tables it makes; rule all asks for them.

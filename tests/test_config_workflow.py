@@ -1,0 +1,81 @@
+"""The workflow refuses config mistakes and edited raw data before anything runs (real `snakemake` calls).
+
+Each test runs Snakemake on the repository's Snakefile in a scratch folder, with a temporary
+config file merged over config/config.yaml, as a user would.
+"""
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIG = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+HOSTILE = "mirror dir; touch PWNED; echo $(touch PWNED2) `touch PWNED3` 'q\" & |"
+
+
+def snakemake(workdir: Path, config: dict, *args: str, mirror: Path | None = None) -> subprocess.CompletedProcess:
+    path = workdir / "extra-config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    env = {k: v for k, v in os.environ.items() if k != "COLOC_DATA_MIRROR"}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    if mirror is not None:
+        env["COLOC_DATA_MIRROR"] = str(mirror)
+    return subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--cores", "1",
+                           *args, "--configfile", str(path)],  # --configfile last: it takes every word after it
+                          cwd=workdir, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.slow
+def test_dry_run_refuses_a_misspelled_section_and_an_unknown_policy_in_one_error(tmp_path):
+    result = snakemake(tmp_path, {"simulaton": {"seeds": [0]},
+                                  "simulation": {"policies": ["fifo", "cloc", "coloc~lgbn"]}}, "-n")
+    out = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "config: 3 mistake(s), nothing was run" in out
+    assert "simulaton: unknown key (did you mean 'simulation'?)" in out
+    assert "simulation.policies[1]: unknown policy 'cloc' in 'cloc'; known: ['coloc'," in out
+    assert "simulation.policies[2]: unknown pair predictor 'lgbn' in 'coloc~lgbn'; known: [" in out
+    assert "Building DAG of jobs" not in out  # refused while reading the config, before planning
+
+
+@pytest.mark.slow
+def test_dry_run_refuses_a_simulation_protocol_the_predictors_stage_does_not_make(tmp_path):
+    result = snakemake(tmp_path, {"simulation": {"protocol": "lojo"}}, "-n")
+    assert result.returncode != 0
+    assert ("simulation.protocol: 'lojo' is not among predictors.protocols ['random5', 'lofo', 'xdevice']"
+            in result.stdout + result.stderr)
+
+
+@pytest.mark.slow
+def test_an_edited_raw_file_is_refused_before_any_rule_runs(tmp_path, mirror):
+    """Snakemake runs no download for a file that exists: an edited philly.csv would reach the tables."""
+    raw = tmp_path / "data" / "raw" / "philly" / "philly.csv"
+    raw.parent.mkdir(parents=True)
+    shutil.copyfile(mirror / "philly" / "philly.csv", raw)
+    with open(raw, "a") as fh:
+        fh.write("2017-10-09 07:01:55,66.0,1,66.0,11cb48\n")
+    result = snakemake(tmp_path, {}, "-n")
+    out = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert (f"data/raw/philly/philly.csv: sha256 {hashlib.sha256(raw.read_bytes()).hexdigest()}, "
+            f"expected {CONFIG['sources']['philly_trace']['sha256']} (sources.philly_trace)") in out
+
+
+@pytest.mark.slow
+def test_a_mirror_path_with_shell_metacharacters_is_copied_from_and_never_run(tmp_path, mirror):
+    hostile = tmp_path / HOSTILE
+    (hostile / "philly").mkdir(parents=True)
+    shutil.copyfile(mirror / "philly" / "philly.csv", hostile / "philly" / "philly.csv")
+    work = tmp_path / "work"
+    work.mkdir()
+    result = snakemake(work, {"mirror": str(hostile)}, "data/raw/philly/philly.csv")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    expected = CONFIG["sources"]["philly_trace"]["sha256"]
+    assert hashlib.sha256((work / "data" / "raw" / "philly" / "philly.csv").read_bytes()).hexdigest() == expected
+    assert not list(tmp_path.rglob("PWNED*"))
