@@ -1,4 +1,7 @@
-"""Real sweeps with tiny jobs (batch 1, one thread, short windows): measurements, failures, kills, resume."""
+"""Real sweeps with tiny jobs (batch 1, one thread, short windows): measurements, failures, kills, resume.
+
+The tests that start a sweep in another process, and the first one here (it starts the fork server,
+which imports torch), take more than 5 s: they are marked slow."""
 
 import dataclasses
 import json
@@ -29,12 +32,13 @@ def worker_pids(records) -> list[int]:
     return [job["pid"] for record in records for job in record["jobs"]]
 
 
+@pytest.mark.slow
 def test_sweep_measures_every_set_logs_each_and_a_rerun_measures_nothing(tmp_path):
     log = tmp_path / "measurements.jsonl"
     measurements = profiler.plan([A, B], repeats=1)
     records = profiler.run(measurements, log, TINY, progress=False)
     assert [r["workloads"] for r in records] == [list(m.workloads) for m in measurements]
-    assert all(r["feasible"] and r["error"] is None for r in records)
+    assert all(r["outcome"] == "ok" and r["feasible"] and r["error"] is None for r in records)
     for record in records:
         assert record["device"].startswith("cpu:") and record["settings"]["threads"] == 1
         assert len({job["pid"] for job in record["jobs"]}) == len(record["workloads"])  # one process per job
@@ -56,28 +60,55 @@ def test_sweep_measures_every_set_logs_each_and_a_rerun_measures_nothing(tmp_pat
     assert len(tables) == 3 and tables["feasible"].all() and (tables["norm_a"] > 0).all()
 
 
-def test_failing_jobs_become_infeasible_records_with_their_error_and_the_sweep_goes_on(tmp_path):
+def test_failing_jobs_are_logged_with_their_outcome_only_out_of_memory_is_infeasible_and_errors_are_retried(tmp_path):
     log = tmp_path / "measurements.jsonl"
     settings = dataclasses.replace(TINY, faults=((A, "oom"), (C, "crash")))
     measurements = [Measurement((A,), 0), Measurement((A, B), 0), Measurement((C,), 0), Measurement((B,), 0)]
     oom, pair, crash, healthy = profiler.run(measurements, log, settings, progress=False)
-    assert not oom["feasible"] and oom["failed_workload"] == A and oom["failed_phase"] == "build"
+    assert oom["outcome"] == "out_of_memory" and oom["feasible"] is False
+    assert oom["failed_workload"] == A and oom["failed_phase"] == "build"
     assert "allocate" in oom["error"] and "RuntimeError" in oom["error"]
-    assert not pair["feasible"] and pair["failed_workload"] == A and "allocate" in pair["error"]
-    assert not crash["feasible"] and "SIGSEGV" in crash["error"] and crash["failed_phase"] == "window"
-    assert healthy["feasible"] and healthy["jobs"][0]["throughput"] > 0
+    assert pair["outcome"] == "out_of_memory" and pair["failed_workload"] == A and "allocate" in pair["error"]
+    assert crash["outcome"] == "error" and crash["feasible"] is None  # a crash says nothing about fit
+    assert "SIGSEGV" in crash["error"] and crash["failed_phase"] == "window"
+    assert healthy["outcome"] == "ok" and healthy["feasible"] and healthy["jobs"][0]["throughput"] > 0
+    assert all(r["settings"]["timeout_s"] == 60.0 for r in (oom, pair, crash, healthy))  # what it ran under
     assert not any(alive(pid) for pid in worker_pids([oom, pair, crash, healthy]))
     assert len(log.read_text().splitlines()) == 4
-    solo = profiler.solo_table([oom, crash, healthy]).set_index("workload")
+    with pytest.warns(RuntimeWarning, match=f"left out of the solo table.*{C} on cpu:.*1 x error"):
+        solo = profiler.solo_table([oom, crash, healthy]).set_index("workload")
     assert not solo.loc[A, "feasible"] and "allocate" in solo.loc[A, "error"]
-    assert solo.loc[B, "feasible"]
+    assert solo.loc[B, "feasible"] and C not in solo.index
+
+    again = profiler.run(measurements, log, settings, progress=False)  # a rerun: the error only is measured again
+    assert [again[0], again[1], again[3]] == [oom, pair, healthy]
+    assert again[2]["outcome"] == "error" and again[2]["started_utc"] >= crash["started_utc"]
+    assert again[2]["jobs"][0]["pid"] != crash["jobs"][0]["pid"]
+    logged = [json.loads(line)["key"] for line in log.read_text().splitlines()]
+    assert logged == [r["key"] for r in (oom, pair, crash, healthy, again[2])]
+
+
+def test_a_timeout_is_measured_again_under_a_longer_timeout_and_kept_under_one_as_short(tmp_path):
+    log = tmp_path / "measurements.jsonl"
+    short = dataclasses.replace(TINY, timeout_s=0.05)  # no job builds, warms up and runs a 0.3 s window in 0.05 s
+    measurement = [Measurement((A,), 0)]
+    (timeout,) = profiler.run(measurement, log, short, progress=False)
+    assert timeout["outcome"] == "timeout" and timeout["feasible"] is None and timeout["error"].startswith("timeout:")
+    assert timeout["settings"]["timeout_s"] == 0.05
+    assert profiler.run(measurement, log, short, progress=False) == [timeout]  # as short: nothing could change
+    (measured,) = profiler.run(measurement, log, TINY, progress=False)  # 60 s: measured again
+    assert measured["key"] == timeout["key"] and measured["outcome"] == "ok" and measured["feasible"] is True
+    assert measured["jobs"][0]["throughput"] > 0 and len(log.read_text().splitlines()) == 2
+    assert profiler.run(measurement, log, short, progress=False) == [measured]  # a measurement stays one
+    assert len(log.read_text().splitlines()) == 2
 
 
 def test_a_hanging_job_times_out_and_is_killed(tmp_path):
     settings = dataclasses.replace(TINY, timeout_s=4.0, faults=((B, "hang"),))
     (record,) = profiler.run([Measurement((A, B), 0)], tmp_path / "m.jsonl", settings, progress=False)
     assert 4.0 <= record["wall_s"] < 4.0 + 10  # the measurement's own clock: stopped at the timeout, then killed
-    assert not record["feasible"] and record["error"].startswith("timeout:") and B in record["error"]
+    assert record["outcome"] == "timeout" and record["feasible"] is None
+    assert record["error"].startswith("timeout:") and B in record["error"]
     assert not any(alive(pid) for pid in worker_pids([record]))
 
 
@@ -139,20 +170,27 @@ def kill_and_check_nothing_is_left(sweep, family, how, log) -> bytes:
     return before
 
 
+@pytest.mark.slow
 def test_a_killed_sweep_leaves_no_process_and_a_rerun_measures_only_the_rest(tmp_path):
     log = tmp_path / "measurements.jsonl"
     sweep, family = start_sweep_and_wait_for_the_hang(log)
     before = kill_and_check_nothing_is_left(sweep, family, signal.SIGKILL, log)
+    torn = before[:-1].replace(A.encode(), B.encode())[:700]  # as if killed while writing the next record
+    log.write_bytes(before + torn)
 
     settings = profiler.Settings(device="cpu", threads=1, warmup_s=0.0, window_s=0.3, batch_size=1, timeout_s=60)
     measurements = profiler.plan([A, B], shuffle=False)
-    records = profiler.run(measurements, log, settings, progress=False)
+    with pytest.warns(RuntimeWarning, match="cut a torn last line"):
+        records = profiler.run(measurements, log, settings, progress=False)
     lines = log.read_bytes().splitlines(keepends=True)
     assert len(lines) == 5 and lines[0] == before  # the first record untouched, the four others new
-    assert records[0] == json.loads(before) and all(r["feasible"] for r in records)
+    assert records[0] == json.loads(before) and all(r["outcome"] == "ok" for r in records)
     assert [r["workloads"] for r in records] == [[A], [B], [A, A], [A, B], [B, B]]
+    assert log.with_name(log.name + ".torn").read_bytes() == torn + b"\n"
+    assert profiler.run(measurements, log, settings, progress=False) == records  # a second resume reads it all
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_a_sweep_with_its_workers(tmp_path):
     log = tmp_path / "measurements.jsonl"
     sweep, family = start_sweep_and_wait_for_the_hang(log)

@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from coloc import plots, plots_profile, profiler
+from coloc import plots, profiler
+from coloc.plots import profiling as plots_profile
 from coloc.profiler import hardware, journal, sampler
 from coloc.profiler.errors import ProfilerError
 
@@ -207,19 +208,44 @@ def test_psutil_probe_reads_this_process_and_summarize_separates_other_load():
 # ---------------------------------------------------------------------------- log
 
 
-def test_log_appends_reads_skips_a_truncated_last_line_and_refuses_a_corrupt_one(tmp_path):
+def test_log_resumed_twice_after_a_torn_last_line_stays_readable_and_keeps_the_torn_bytes(tmp_path):
     log = tmp_path / "m.jsonl"
-    assert journal.read(log) == []
+    assert journal.read(log) == [] and journal.recover(log) == []
     journal.append(log, {"key": "a", "x": float("nan"), "y": np.float64(2.5)})
     with open(log, "a") as fh:
         fh.write('{"key": "b", "x"')  # a write cut short by a kill
-    with pytest.warns(RuntimeWarning, match="truncated"):
-        assert journal.read(log) == [{"key": "a", "x": None, "y": 2.5}]
-    journal.append(log, {"key": "c"})
-    with pytest.raises(ProfilerError, match=r"m.jsonl:2: not a JSON record"):
-        journal.read(log)
-    lines = log.read_text().splitlines()
-    assert json.loads(lines[-1]) == {"key": "c"}
+    with pytest.warns(RuntimeWarning, match=r"m.jsonl:2: skipping a torn last line"):
+        assert journal.read(log) == [{"key": "a", "x": None, "y": 2.5}]  # a reader changes nothing
+    with pytest.raises(ProfilerError, match="ends with an incomplete line"):
+        journal.append(log, {"key": "c"})  # never after half a line
+    with journal.locked(log):  # a first resume, as a sweep does it ...
+        with pytest.warns(RuntimeWarning, match=r"m.jsonl:2: cut a torn last line \(16 bytes"):
+            assert journal.recover(log) == [{"key": "a", "x": None, "y": 2.5}]
+        journal.append(log, {"key": "c"})
+    with journal.locked(log), warnings.catch_warnings():  # ... and a second one: nothing left to cut
+        warnings.simplefilter("error")
+        assert [r["key"] for r in journal.recover(log)] == ["a", "c"]
+        journal.append(log, {"key": "d"})
+        assert [r["key"] for r in journal.read(log)] == ["a", "c", "d"]
+    assert (tmp_path / "m.jsonl.torn").read_text() == '{"key": "b", "x"\n'
+
+
+def test_log_recover_cuts_crash_debris_completes_a_record_missing_its_newline_and_refuses_a_damaged_middle(tmp_path):
+    log = tmp_path / "m.jsonl"
+    journal.append(log, {"key": "a"})
+    log.write_bytes(log.read_bytes() + b"\0" * 7)  # a crash can leave zeros where a write was under way
+    with pytest.warns(RuntimeWarning, match="cut a torn last line"):
+        assert journal.recover(log) == [{"key": "a"}]
+    assert log.read_bytes() == b'{"key": "a"}\n'
+    log.write_bytes(log.read_bytes() + b'{"key": "b"}')  # complete but for its newline: kept
+    assert journal.recover(log) == [{"key": "a"}, {"key": "b"}] and log.read_bytes().endswith(b'"b"}\n')
+    log.write_bytes(b'{"key": "a"}\n{"key": "b", "x\n{"key": "c"}\n')  # a torn line that older code appended after
+    for reader in (journal.read, journal.recover):
+        with pytest.raises(ProfilerError, match=r"m.jsonl:2: not a JSON record .* Only the last line can be cut"):
+            reader(log)
+    log.write_bytes(b'{"key": "a"}\n[1, 2]\n{"key": "c"}\n')
+    with pytest.raises(ProfilerError, match=r"m.jsonl:2: expected a JSON object with a 'key'"):
+        journal.recover(log)
 
 
 def test_log_lock_stops_a_second_sweep_on_the_same_log(tmp_path):
@@ -235,13 +261,24 @@ def test_log_lock_stops_a_second_sweep_on_the_same_log(tmp_path):
 # ---------------------------------------------------------------------------- tables
 
 
-def _record(workloads, repeat, tputs, feasible=True, error=None, other=10.0, device="cpu:test x2"):
+def _record(workloads, repeat, tputs, feasible=True, error=None, other=10.0, device="cpu:test x2", **new_fields):
+    """A record with the fields the tables read; without ``outcome`` it is in the format of logs before version 3."""
     jobs = [{"slot": i, "workload": w, "pid": 1, "throughput": t, "iterations": 5, "elapsed_s": 5 / t if t else 0,
              "cpu_util": 50.0, "rss_bytes": 1e8 * (i + 1)} for i, (w, t) in enumerate(zip(workloads, tputs))]
     kind = {1: "solo", 2: "pair"}.get(len(workloads), "set")
     return {"key": f"{device}|{'+'.join(workloads)}|r{repeat}|x", "device": device, "device_kind": "cpu",
             "workloads": list(workloads), "kind": kind, "repeat": repeat, "feasible": feasible, "error": error,
-            "jobs": jobs, "device_metrics": {"other_cpu_pct": other, "cpu_busy_pct": 99.0}, "wall_s": 4.0}
+            "jobs": jobs, "device_metrics": {"other_cpu_pct": other, "cpu_busy_pct": 99.0}, "wall_s": 4.0,
+            **new_fields}
+
+
+def _failed(workloads, repeat, error, outcome=None):
+    """A failed measurement: in the current format when ``outcome`` is given, else as logs before version 3 had it."""
+    jobs = [None] * len(workloads)
+    if outcome is None:
+        return _record(workloads, repeat, jobs, feasible=False, error=error)
+    return _record(workloads, repeat, jobs, feasible={"out_of_memory": False}.get(outcome), error=error,
+                   outcome=outcome, settings={"timeout_s": 120.0})
 
 
 def _records():
@@ -279,6 +316,65 @@ def test_pairs_table_normalizes_by_solo_and_by_the_same_round_and_marks_failures
     bb = pairs.loc[(B, B)]
     assert not bb["feasible"] and bb["tput_a"] == 0.0 and math.isnan(bb["norm_a"])
     assert bb["error"] == "RuntimeError: out of memory" and bb["failed_repeats"] == 1 and bb["repeats"] == 1
+
+
+C, D = "lm-wikitext2-b5", "resnet18-cifar10-b16"  # sorted: C, A, B
+TIMEOUT = "timeout: {} did not finish its window within 120 s"
+
+
+def test_only_running_out_of_memory_makes_a_set_infeasible_other_failures_are_skipped_or_left_out_by_name():
+    records = _records() + [  # _records: B+B ran out of memory in round 0 (a log before version 3)
+        _failed([A, B], 2, TIMEOUT.format(B), outcome="timeout"),  # a third round of A+B timed out
+        _record([C], 0, [3.0]), _failed([C], 1, "crashed: the worker died by SIGSEGV during its window", "error"),
+        _failed([D], 0, TIMEOUT.format(D), outcome="timeout"),  # D solo: no repeat measured
+        _failed([C, A], 0, TIMEOUT.format(C)),  # logs before version 3: a timeout was feasible false ...
+        _failed([C, C], 0, "crashed: the worker died by SIGKILL (killed: out of memory?) during its window"),
+        _failed([C, B], 0, "OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"),  # ... and so was this
+    ]
+    with pytest.warns(RuntimeWarning, match="left out of the solo table") as said:
+        solo = profiler.solo_table(records)
+    assert f"{D} on cpu:test x2: 1 x timeout (timeout: {D}" in str(said[0].message)
+    solo = solo.set_index("workload")
+    assert D not in solo.index and bool(solo.loc[C, "feasible"]) and solo.loc[C, "throughput"] == 3.0
+    assert solo.loc[C, "repeats"] == 1 and solo.loc[C, "failed_repeats"] == 1 and "SIGSEGV" in solo.loc[C, "error"]
+    with pytest.warns(RuntimeWarning, match="left out of the pairs table") as said:
+        pairs = profiler.pairs_table(records, solo.reset_index())
+    message = str(said[0].message)
+    assert f"{C} next to {A} on cpu:test x2: 1 x timeout" in message and f"{C} next to {C}" in message
+    assert "1 x error (crashed: the worker died by SIGKILL" in message
+    pairs = pairs.set_index(["workload_a", "workload_b"])
+    assert set(pairs.index) == {(A, A), (A, B), (B, B), (C, B)}
+    ab = pairs.loc[(A, B)]  # the timed-out round is skipped: the same numbers as from the two measured rounds
+    assert bool(ab["feasible"]) and ab["tput_a"] == pytest.approx(5.8) and ab["norm_b"] == pytest.approx(3.1 / 4.0)
+    assert ab["repeats"] == 2 and ab["failed_repeats"] == 1 and ab["error"].startswith("timeout:")
+    assert not pairs.loc[(B, B), "feasible"] and not pairs.loc[(C, B), "feasible"]  # out of memory: did not fit
+    assert pairs.loc[(C, B), "error"].startswith("OutOfMemoryError") and pairs.loc[(C, B), "tput_a"] == 0.0
+    jobs = profiler.jobs_table(records).drop_duplicates("key").set_index("set")
+    assert jobs.loc[f"{C}+{A}", "outcome"] == "timeout" and bool(jobs.loc[f"{C}+{A}", "feasible"])
+    assert jobs.loc[f"{C}+{C}", "outcome"] == "error" and jobs.loc[f"{C}+{B}", "outcome"] == "out_of_memory"
+    with pytest.warns(RuntimeWarning, match="left out of the (solo|pairs) table"):
+        summary = profiler.summary(records)
+    assert summary["failed"] == 7 and summary["out_of_memory"] == 2
+
+
+def test_outcome_of_old_records_and_which_ones_a_rerun_keeps():
+    from coloc.profiler import outcome
+
+    assert outcome.of(_record([A], 0, [1.0])) == "ok"
+    cpu_oom = ("RuntimeError: [enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate "
+               "memory: you tried to allocate 1152921504606846976 bytes. Error code 12 (Cannot allocate memory)")
+    assert outcome.of(_failed([A], 0, cpu_oom)) == "out_of_memory"  # torch 2.13's own words
+    assert outcome.of(_failed([A], 0, "MemoryError: ")) == "out_of_memory"
+    assert outcome.of(_failed([A], 0, TIMEOUT.format(A))) == "timeout"
+    assert outcome.of(_failed([A], 0, "ValueError: shapes (3,) and (4,) not aligned")) == "error"
+    assert outcome.of(_failed([A], 0, "crashed: the worker died by SIGKILL (killed: out of memory?)")) == "error"
+    timeout = _failed([A], 0, TIMEOUT.format(A), outcome="timeout")  # ran under timeout_s 120
+    assert outcome.reusable(timeout, 120.0) and not outcome.reusable(timeout, 121.0)
+    assert not outcome.reusable(_failed([A], 0, TIMEOUT.format(A)), 60.0)  # old: the timeout it ran under unknown
+    assert not outcome.reusable(_failed([A], 0, "crashed: ...", outcome="error"), 120.0)
+    assert outcome.reusable(_failed([A], 0, "OutOfMemoryError: CUDA", outcome="out_of_memory"), 999.0)
+    with pytest.raises(ProfilerError, match="outcome 'infeasible'"):
+        outcome.of(_record([A], 0, [1.0], outcome="infeasible"))
 
 
 def test_spread_and_summary_report_the_repeat_spread():

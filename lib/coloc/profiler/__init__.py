@@ -6,7 +6,9 @@
     solo, pairs = profiler.solo_table(records), profiler.pairs_table(records)
 
 See :mod:`coloc.profiler.sweep` (how measurements run), :mod:`coloc.profiler.worker` (one job's
-process), :mod:`coloc.profiler.sampler` (NVML and psutil), :mod:`coloc.profiler.tables`.
+process), :mod:`coloc.profiler.sampler` (NVML and psutil), :mod:`coloc.profiler.journal` (the log,
+crash-safe), :mod:`coloc.profiler.outcome` (ok, out of memory, timeout, error: what a rerun measures
+again), :mod:`coloc.profiler.tables`.
 """
 
 from .errors import ProfilerError

@@ -5,7 +5,8 @@ job, releases them together (the barrier) and samples the device while they trai
 reports every step of its counted window; once every window has lasted ``window_s`` and
 ``min_iters`` steps, the parent takes each worker's last report as its window's end, so every
 counted step ran while all the other jobs were training too, and kills the workers' process
-groups. An error report, a worker that dies, or the timeout ends the measurement as failed.
+groups. An error report, a worker that dies, or the timeout ends the measurement as failed,
+with its outcome (:mod:`coloc.profiler.outcome`): out_of_memory, timeout or error.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from multiprocessing.connection import wait
 
+from . import outcome
 from .sampler import Sampler, summarize
 from .worker import JobSpec, main
 
-LOG_VERSION = 2
+LOG_VERSION = 3  # 3: outcome, and feasible null when unknown (2: feasible false on any failure)
 WORKER_NAME = "coloc-worker"
 
 
@@ -37,7 +39,7 @@ class _Worker:
 
 
 def measure(m, record_key: str, device, threads: int, settings, context, sampler: Sampler, env=()) -> dict:
-    """Run the jobs of measurement ``m`` together; its log record (``feasible`` False on any failure)."""
+    """Run the jobs of measurement ``m`` together; its log record (``outcome``: see :mod:`.outcome`)."""
     faults = dict(settings.faults)
     specs = [JobSpec(workload=w, device=device.torch_device, threads=threads, cpus=device.cpus,
                      warmup_s=settings.warmup_s, warmup_iters=settings.warmup_iters, batch_size=settings.batch_size,
@@ -99,7 +101,7 @@ def _wait_until(workers: list[_Worker], done, phase: str, deadline: float, timeo
         left = deadline - time.monotonic()
         if left <= 0:
             names = ", ".join(w.workload for w in pending)
-            return {"workload": pending[0].workload, "phase": phase,
+            return {"workload": pending[0].workload, "phase": phase, "outcome": outcome.TIMEOUT,
                     "error": f"timeout: {names} did not finish its {phase} within {timeout_s:g} s"}
         wait([w.conn for w in workers] + [w.process.sentinel for w in workers], timeout=left)
 
@@ -112,7 +114,7 @@ def _read(w: _Worker, phase: str) -> dict | None:
             event = message.get("event")
             if event == "error":
                 return {"workload": w.workload, "phase": message.get("phase", phase), "error": message["error"],
-                        "traceback": message.get("traceback")}
+                        "outcome": outcome.of_error(message["error"]), "traceback": message.get("traceback")}
             if event == "ready":
                 w.ready = True
             elif event == "window_start":
@@ -122,7 +124,8 @@ def _read(w: _Worker, phase: str) -> dict | None:
     except (EOFError, OSError):
         pass
     if w.process.exitcode is not None:
-        return {"workload": w.workload, "phase": phase, "error": _death(w.process.exitcode, phase)}
+        return {"workload": w.workload, "phase": phase, "outcome": outcome.ERROR,
+                "error": _death(w.process.exitcode, phase)}
     return None
 
 
@@ -150,10 +153,11 @@ def _terminate(workers: list[_Worker]) -> None:
 
 
 def _record(m, record_key, device, settings, threads, workers, samples, failure) -> dict:
+    result = outcome.OK if failure is None else failure["outcome"]
     record = {"key": record_key, "version": LOG_VERSION, "device": device.name, "device_kind": device.kind,
               "workloads": list(m.workloads), "kind": m.kind, "repeat": m.repeat,
-              "feasible": failure is None, "error": None, "failed_workload": None, "failed_phase": None,
-              "jobs": [], "device_metrics": {}, "window_overlap": None,
+              "outcome": result, "feasible": outcome.feasible(result), "error": None, "failed_workload": None,
+              "failed_phase": None, "jobs": [], "device_metrics": {}, "window_overlap": None,
               "settings": {**asdict(settings), "device": device.name, "torch_device": device.torch_device,
                            "cpus": list(device.cpus), "threads": threads, "faults": [list(f) for f in settings.faults]},
               "host": platform.node()}

@@ -5,9 +5,11 @@ runs in its own OS process (:mod:`coloc.profiler.worker`), forked from a multipr
 fork server that has imported torch and the zoo already, so a process starts in a fraction
 of a second. The workers of a set start together at a barrier; the parent samples the device
 while they run, ends them once every counted window is done (:mod:`coloc.profiler.measure`),
-and appends the record to the log at once. A failure (error, out of memory, crash, timeout) is a record with
-``feasible: false`` and the error; the sweep goes on. Workers are killed by process group
-on timeout, error and KeyboardInterrupt; a killed sweep's workers die with it.
+and appends the record to the log at once. A failure is a record with its outcome (out_of_memory:
+``feasible`` false; timeout or error: ``feasible`` null), its error and the settings it ran under;
+the sweep goes on. A rerun measures again what could come out differently: every error, and a
+timeout when ``timeout_s`` is now longer (:mod:`coloc.profiler.outcome`). Workers are killed by
+process group on timeout, error and KeyboardInterrupt; a killed sweep's workers die with it.
 
 Contention on a CPU: every job of a set is pinned to the same core set and, by default,
 uses as many threads as the set has cores, the way jobs sharing one GPU each see the whole
@@ -31,7 +33,7 @@ from tqdm import tqdm
 
 from coloc import workloads
 
-from . import hardware, journal
+from . import hardware, journal, outcome
 from .errors import ProfilerError
 from .measure import WORKER_NAME, measure
 from .sampler import NvmlProbe, PsutilProbe, Sampler, open_nvml
@@ -132,9 +134,14 @@ class TopUp:
 
 
 def run(measurements, log_path, settings: Settings = Settings(), progress: bool = True,
-        retry_failed: bool = False, top_up: TopUp = TopUp()) -> list[dict]:
+        top_up: TopUp = TopUp()) -> list[dict]:
     """Measure what the log lacks, appending each record at once; the planned records in plan order,
     then those of the extra rounds (see :class:`TopUp`).
+
+    The log lacks a measurement when it has no record of its key that a rerun keeps
+    (:func:`coloc.profiler.outcome.reusable`: not an error, not a timeout under a shorter
+    ``timeout_s``). A torn last line, left by a crash while writing, is cut first
+    (:func:`coloc.profiler.journal.recover`).
 
     Workers start from a fork server, which imports the caller's main module the way
     multiprocessing does: a script that calls this must do so under ``if __name__ == "__main__":``.
@@ -145,7 +152,7 @@ def run(measurements, log_path, settings: Settings = Settings(), progress: bool 
     device = hardware.resolve(settings.device, settings.cpus)
     threads = settings.threads or len(device.cpus)
     with journal.locked(log_path), contextlib.ExitStack() as stack:
-        done = {r["key"]: r for r in journal.read(log_path) if not retry_failed or r.get("feasible")}
+        done = {r["key"]: r for r in journal.recover(log_path) if outcome.reusable(r, settings.timeout_s)}
         opened: list = []
 
         def get(m: Measurement) -> tuple[dict, bool]:
@@ -194,11 +201,14 @@ def _top_up(measurements, records: list[dict], get, policy: TopUp, seed: int) ->
 def _calm(record: dict, max_other_load_pct: float) -> bool:
     """A successful measurement during which other processes used at most this share of the cores."""
     load = (record.get("device_metrics") or {}).get("other_cpu_pct")
-    return bool(record["feasible"]) and (load is None or load <= max_other_load_pct)
+    return outcome.of(record) == outcome.OK and (load is None or load <= max_other_load_pct)
 
 
 def key(m: Measurement, device: hardware.Device, threads: int, settings: Settings) -> str:
-    """The measurement's identity in the log: device, set, repeat and everything that changes a result."""
+    """The measurement's identity in the log: device, set, repeat and everything that changes a result.
+
+    ``timeout_s`` is left out: it changes whether a measurement finishes, not what it measures
+    (a logged timeout is remeasured under a longer one, see :func:`coloc.profiler.outcome.reusable`)."""
     faults = sorted((w, f) for w, f in settings.faults if w in m.workloads)
     relevant = {"cpus": list(device.cpus), "threads": threads, "warmup_s": settings.warmup_s,
                 "warmup_iters": settings.warmup_iters, "window_s": settings.window_s, "min_iters": settings.min_iters,
