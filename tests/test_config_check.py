@@ -70,11 +70,11 @@ def test_policy_names_come_from_the_registry_not_a_hand_kept_pattern():
 
 
 def test_predictor_names_are_checked_against_the_registry_and_the_predictors_stage():
-    pair = predict.names("pair")
+    pair = cfg.predictor_names("pair")
     message = mistakes({"simulation": {"predictor_norm": "egatt", "predictor_util": "egat",
                                        "policies": ["coloc~lgbn", "fifo~egat"]}})
     assert f"simulation.predictor_norm: unknown pair predictor 'egatt'; known: {pair}" in message
-    assert f"simulation.predictor_util: unknown util predictor 'egat'; known: {predict.names('util')}" in message
+    assert f"simulation.predictor_util: unknown util predictor 'egat'; known: {cfg.predictor_names('util')}" in message
     assert f"simulation.policies[0]: unknown pair predictor 'lgbn' in 'coloc~lgbn'; known: {pair}" in message
     assert "simulation.policies[1]: policy 'fifo' reads no pair predictions, so '~egat' would be ignored" in message
 
