@@ -12,6 +12,7 @@ from pathlib import Path
 
 import matplotlib
 import matplotlib.pyplot as plt
+from matplotlib.backends import BackendFilter, backend_registry
 
 GAVEL_SOURCE = "Gavel simulation_throughputs.json (measured)"
 PHILLY_SOURCE = "Philly trace (Microsoft, via the Pollux artifact)"
@@ -28,6 +29,5 @@ def save(fig: plt.Figure, path: str | Path, dpi: int = 120) -> Path:
 
 
 def _shows_figures() -> bool:
-    """Whether the backend displays figures (a notebook's inline backend or a GUI)."""
-    backend = matplotlib.get_backend()
-    return "inline" in backend or backend.lower() in {b.lower() for b in matplotlib.rcsetup.interactive_bk}
+    """Whether the backend displays figures (a notebook's inline backend or a GUI), not only files (Agg)."""
+    return matplotlib.get_backend().lower() not in backend_registry.list_builtin(BackendFilter.NON_INTERACTIVE)

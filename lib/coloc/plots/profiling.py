@@ -35,7 +35,7 @@ def slowdown_heatmap(pairs: pd.DataFrame, device: str | None = None, source: str
     infeasible = int((~sub["feasible"].astype(bool)).sum())
     ax.set_title(f"{device}: throughput of the row job next to the column job / solo\n"
                  f"{source}\nmedian of {repeats} repeats; 1 = no slowdown; self-pairs: mean of both; "
-                 f"{infeasible} pair(s) failed (x)", fontsize=9)
+                 f"{infeasible} pair(s) did not fit, x; pairs that failed otherwise are left out", fontsize=9)
     ax.set_xlabel("co-located with")
     ax.set_ylabel("job")
     ax.tick_params(axis="y", labelrotation=0)
@@ -59,7 +59,7 @@ def repeat_spread(jobs: pd.DataFrame, band: float = 0.10, source: str = SOURCE) 
     left out as disturbed by other processes. Colour: the other processes' load on the device's
     cores. The shaded band is 1 ± band/2: repeats inside it are within ``band`` of each other.
     """
-    ok = jobs[jobs["feasible"]].copy()
+    ok = jobs[jobs["measured"]].copy()
     ok["label"] = np.where(ok["partners"].fillna("") == "", ok["workload"] + "  (solo)",
                            ok["workload"] + "  next to " + ok["partners"].fillna(""))
     keys = ["device", "set", "slot"]
