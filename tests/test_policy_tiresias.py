@@ -1,0 +1,92 @@
+"""Tiresias's incremental rounds make exactly the decisions of re-sorting every job every round."""
+import bisect
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from coloc import policies
+from coloc.policies.base import Policy
+from coloc.sim import ClusterSpec, GroundTruth, simulate, traces
+from coloc.sim.job import RUNNING
+
+
+class TiresiasBySorting(Policy):
+    """Test helper, the reference: 2D-LAS that sorts every running and waiting job each round."""
+
+    def __init__(self, thresholds, period_s, starve_factor):
+        self.thresholds, self.period_s, self.starve_factor = tuple(sorted(thresholds)), period_s, starve_factor
+        self.name = "tiresias-by-sorting"
+
+    def priority(self, job, now):
+        attained = job.attained + ((now - job.last_update) * job.num_gpus if job.state == RUNNING else 0.0)
+        level = bisect.bisect_right(self.thresholds, attained)
+        if self.starve_factor is not None and job.state != RUNNING:
+            if now - job.queued_since >= self.starve_factor * max(job.run_time, 1.0):
+                level = 0
+        return (level, job.submit_time, job.job_id)
+
+    def schedule(self, view):
+        active = sorted(list(view.running.values()) + list(view.queue), key=lambda j: self.priority(j, view.now))
+        budget = {d: view.spec.gpus_of(d) for d in view.cluster.devices}
+        keep, start = set(), []
+        for job in active:
+            if job.state == RUNNING:
+                if budget[job.device] >= job.num_gpus:
+                    budget[job.device] -= job.num_gpus
+                    keep.add(job.job_id)
+                continue
+            for device in view.cluster.devices:
+                if budget[device] >= job.num_gpus and view.has_solo(device, job.workload):
+                    budget[device] -= job.num_gpus
+                    start.append((job, device))
+                    break
+        if not start:
+            return
+        for job in [j for j in view.running.values() if j.job_id not in keep]:
+            view.preempt(job)
+        for job, device in start:
+            view.place(job, view.cluster.pick_free(device, job.num_gpus))
+
+
+def two_devices() -> GroundTruth:
+    """v100 runs a, b, c; k80 (half as fast) runs a and b only."""
+    solo = pd.DataFrame({"device": ["v100"] * 3 + ["k80"] * 2, "workload": ["a", "b", "c", "a", "b"],
+                         "throughput": [10.0, 10.0, 10.0, 5.0, 5.0]})
+    pairs = pd.DataFrame([{"device": d, "workload_a": w, "workload_b": w, "norm_a": 0.5, "norm_b": 0.5,
+                           "feasible": True} for d, ws in (("v100", "abc"), ("k80", "ab")) for w in ws])
+    return GroundTruth(solo, pairs, "v100")
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), starve=st.sampled_from([None, 4.0]),
+       thresholds=st.sampled_from([(50.0,), (30.0, 300.0), (3600.0, 36000.0)]),
+       mixed=st.booleans(), restart=st.sampled_from([0.0, 5.0]))
+def test_incremental_rounds_equal_sorting_every_round(seed, starve, thresholds, mixed, restart):
+    jobs = traces.poisson(50, ["a", "b", "c"], seed=seed, load=2.5, total_gpus=4, median_duration_s=120,
+                          gpu_mix={1: 6, 2: 2, 4: 1})
+    spec = ClusterSpec((("v100", 2), ("k80", 2)) if mixed else (("v100", 4),), gpus_per_node=2)
+    if mixed:
+        jobs["num_gpus"] = jobs["num_gpus"].clip(upper=2)
+    results = [simulate(jobs, two_devices(), policy, spec, restart_cost_s=restart, check_every=7)
+               for policy in (policies.get("tiresias", thresholds=thresholds, period_s=10.0, starve_factor=starve),
+                              TiresiasBySorting(thresholds, 10.0, starve))]
+    columns = ["job_id", "start_time", "finish_time", "jct", "queue_delay", "device", "run_time", "preemptions"]
+    pd.testing.assert_frame_equal(results[0].jobs[columns], results[1].jobs[columns], check_exact=True)
+    pd.testing.assert_frame_equal(results[0].timeline, results[1].timeline, check_exact=True)
+
+
+def test_a_starving_job_is_promoted_above_newer_jobs():
+    # Job 1 (a, 1000 s) is demoted at 50 GPU-s; from t=100 a 40 s job arrives every 40 s, each at level 0.
+    # Without the guard job 1 waits for all ten (100 + 400 + 900 = 1400); with starve_factor 1 it is
+    # promoted after waiting as long as it ran and takes the GPU back while short jobs still arrive.
+    rows = pd.DataFrame([(1, 0.0, 1000.0, 1, "a")] + [(i, 20.0 + 40.0 * i, 40.0, 1, "b") for i in range(2, 12)],
+                        columns=["job_id", "submit_time", "duration", "num_gpus", "workload"])
+    one = ClusterSpec((("v100", 1),))
+    runs = {starve: simulate(rows, two_devices(), policies.get("tiresias", thresholds=(50.0,), period_s=10.0,
+                                                               starve_factor=starve), one).jobs.set_index("job_id")
+            for starve in (None, 1.0)}
+    assert runs[None].loc[1, "preemptions"] == 1 and runs[None].loc[1, "finish_time"] == 1400.0
+    assert runs[1.0].loc[1, "preemptions"] > 1
+    assert runs[1.0].loc[11, "finish_time"] > runs[None].loc[11, "finish_time"]  # the short jobs waited for it
