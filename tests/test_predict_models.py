@@ -13,28 +13,28 @@ import torch
 from coloc import features
 from coloc.datasets import family_of, load_gavel
 from coloc.devices import device_table
-from coloc.predict import REGISTRY, Tables, make_predictor, make_queries, predict_pairs
+from coloc.predict import Tables, make_predictor, make_queries, names, predict_pairs, stage
 from coloc.predict.base import pair_labels, pair_queries
 from coloc.predict.blend import weight_grid
 from coloc.predict.egat import EdgeModel
 from coloc.predict.encodings import cross_fitted
 from coloc.predict.evaluate import PRED_COLUMNS, UTIL_COLUMNS, evaluate, utilization_scores
-from coloc.predict.horus import util_labels
-from coloc.predict.inputs import contrast_features, job_frame
+from coloc.predict.inputs import contrast_features, job_frame, util_labels
 from coloc.predict.protocols import folds
-from coloc.predict.run import run_stage, write_predictions
 
 NAMES = ["resnet18-cifar10-b32", "resnet18-cifar10-b128", "lm-wikitext2-b10", "lm-wikitext2-b40",
          "recommendation-ml20m-b1024", "recommendation-ml20m-b4096", "transformer-multi30k-b32",
          "transformer-multi30k-b128"]
-SMALL = {  # every predictor, small enough for unit tests
-    "none": {}, "mean": {}, "linear": {}, "lgbm": {"n_estimators": 60}, "lgbm-enc": {"n_estimators": 60},
+SMALL = {  # every pair predictor, small enough for unit tests
+    "none": {}, "mean": {}, "linear": {}, "lgbm": {"params": {"n_estimators": 60}},
+    "lgbm-enc": {"params": {"n_estimators": 60}},
     "horus": {"util_params": {"n_estimators": 60}, "map_params": {"n_estimators": 40}},
-    "egat": {"hidden": 16, "layers": 2, "max_epochs": 4, "patience": 2, "edge_params": {"n_estimators": 30}},
+    "egat": {"hidden": 16, "layers": 2, "max_epochs": 4, "patience": 2, "edge_params": {"params": {"n_estimators": 30}}},
     "egat-const": {"hidden": 16, "layers": 1, "max_epochs": 4, "patience": 2},
     "interactions": {},
-    "blend": {"members": {"interactions": {}, "lgbm-enc": {"n_estimators": 30, "spread": False}}},
+    "blend": {"members": {"interactions": {}, "lgbm-enc": {"params": {"n_estimators": 30}, "spread": False}}},
 }
+SMALL_UTIL = {"horus": {"params": {"n_estimators": 60}}, "mean": {}}  # every utilization predictor
 
 
 @pytest.fixture(scope="module")
@@ -47,10 +47,13 @@ def gavel(mirror) -> Tables:
 
 
 def test_every_registered_predictor_is_tested():
-    assert set(SMALL) == set(REGISTRY)
+    assert set(SMALL) == set(names("pair")) and set(SMALL_UTIL) == set(names("util"))
 
 
-@pytest.mark.parametrize("name", sorted(SMALL))
+SLOW = pytest.mark.slow  # more than ~5 s on 2 shared cores
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=SLOW) if n == "blend" else n for n in sorted(SMALL)])
 def test_predictor_predicts_pairs_and_larger_sets(gavel, name):
     fold = folds(gavel, "random5", seed=0)[0]
     predictor = make_predictor(name, seed=0, **SMALL[name]).fit(fold.train)
@@ -72,6 +75,7 @@ def test_pair_prediction_sides_match_direct_queries(gavel):
     assert direct.tolist() == pytest.approx([row.pred_norm_a, row.pred_norm_b])
 
 
+@SLOW
 def test_learned_predictors_beat_the_training_mean_under_random_folds(gavel):
     learned = ("lgbm", "lgbm-enc", "interactions", "blend")
     ev = evaluate(gavel, "random5", {n: SMALL[n] for n in ("mean", *learned)}, seeds=[0], progress=False)
@@ -82,7 +86,7 @@ def test_learned_predictors_beat_the_training_mean_under_random_folds(gavel):
         assert mape[name] < 0.8 * mape["mean"], (name, mape)
 
 
-@pytest.mark.parametrize("name", ["lgbm", "horus", "egat", "blend"])
+@pytest.mark.parametrize("name", ["lgbm", "horus", "egat", pytest.param("blend", marks=SLOW)])
 def test_same_seed_same_predictions(gavel, name):
     fold = folds(gavel, "random5", seed=0)[2]
     runs = [predict_pairs(make_predictor(name, 7, **SMALL[name]).fit(fold.train), fold.test, gavel) for _ in range(2)]
@@ -99,6 +103,7 @@ def shuffled_labels(pairs: pd.DataFrame, which: pd.Series, seed: int) -> pd.Data
     return out
 
 
+@SLOW
 def test_no_leakage_held_out_family_labels_cannot_reach_its_predictions(gavel):
     """Shuffling the held-out family's pair labels changes nothing; shuffling training labels does."""
     family = "lm"
@@ -111,8 +116,7 @@ def test_no_leakage_held_out_family_labels_cannot_reach_its_predictions(gavel):
         fold = next(f for f in folds(tables, "lofo") if f.held_out == family)
         assert family not in set(fold.train.workloads["family"]) | set(fold.train.solo["workload"].map(family_of))
         predictor = make_predictor(name, 0, **SMALL[name])
-        predictor.validation_groups = "family"
-        return predict_pairs(predictor.fit(fold.train), fold.test, gavel)[["pred_norm_a", "pred_norm_b"]].to_numpy()
+        return predict_pairs(predictor.fit(fold.train, groups="family"), fold.test, gavel)[["pred_norm_a", "pred_norm_b"]].to_numpy()
 
     for name in ("mean", "lgbm", "lgbm-enc", "horus", "egat", "interactions", "blend"):
         base = fold_predictions(gavel, name)
@@ -122,13 +126,13 @@ def test_no_leakage_held_out_family_labels_cannot_reach_its_predictions(gavel):
 
 def test_egat_edges_of_training_pairs_never_carry_their_own_label(gavel):
     fold = folds(gavel, "random5", seed=0)[0]
-    edges = EdgeModel(seed=0, n_estimators=30).training_edges(fold.train)
+    edges = EdgeModel(seed=0, params={"n_estimators": 30}).training_edges(fold.train)
     pairs = fold.train.pairs
     target = pairs[pairs["feasible"]].index[5]
     changed = pairs.copy()
     changed.loc[target, ["norm_a", "norm_b"]] = [0.01, 0.99]
     train2 = Tables(fold.train.workloads, fold.train.solo, changed, fold.train.devices)
-    edges2 = EdgeModel(seed=0, n_estimators=30).training_edges(train2)
+    edges2 = EdgeModel(seed=0, params={"n_estimators": 30}).training_edges(train2)
     d, a, b = pairs.loc[target, ["device", "workload_a", "workload_b"]]
     assert edges2[(d, a, b)] == edges[(d, a, b)] and edges2[(d, b, a)] == edges[(d, b, a)]
     assert any(edges2[k] != edges[k] for k in edges)  # other pairs' edges do use that label
@@ -137,9 +141,8 @@ def test_egat_edges_of_training_pairs_never_carry_their_own_label(gavel):
 @pytest.mark.parametrize("groups", ["family", "workload", "device"])
 def test_egat_validation_split_holds_out_one_group_like_the_protocol(gavel, groups):
     predictor = make_predictor("egat", 0)
-    predictor.validation_groups = groups
     pairs = gavel.pairs[gavel.pairs["feasible"]].reset_index(drop=True)
-    fit, val = predictor._split(pairs)
+    fit, val = predictor._split(pairs, groups)
     assert sorted(np.concatenate([fit, val])) == list(range(len(pairs))) and len(val) > 0
     if groups == "device":
         assert pairs.loc[val, "device"].nunique() == 1 and not set(pairs.loc[val, "device"]) & set(pairs.loc[fit, "device"])
@@ -179,21 +182,22 @@ def test_horus_label_is_achieved_utilization_unless_measured(gavel):
     assert (labels["util_source"] == "measured").sum() == 1
 
 
+@SLOW
 def test_evaluation_outputs_follow_the_contracts(gavel):
     models = {n: SMALL[n] for n in ("mean", "lgbm", "horus")}
     n_feasible = int(gavel.pairs["feasible"].sum())
     for protocol in ("random5", "lofo", "xdevice"):
-        ev = evaluate(gavel, protocol, models, seeds=[0, 1], progress=False)
+        ev = evaluate(gavel, protocol, models, seeds=[0, 1], progress=False, util_predictors=SMALL_UTIL)
         pred = ev.predictions
         assert list(pred.columns) == PRED_COLUMNS
         assert len(pred) == n_feasible * 3 * 2, protocol  # one row per feasible pair, predictor, seed
         assert not pred.duplicated(["predictor", "seed", "device", "workload_a", "workload_b"]).any()
         assert pred["pred_std_a"].notna().eq(pred["predictor"] == "lgbm").all()
         util = ev.utilization
-        assert list(util.columns) == UTIL_COLUMNS and len(util) == len(gavel.solo) * 2
+        assert list(util.columns) == UTIL_COLUMNS and len(util) == len(gavel.solo) * 2 * len(SMALL_UTIL)
         assert util["pred_util"].between(0, 1).all()
         scores = utilization_scores(util, protocol)
-        assert (scores["RMSLE"] >= 0).all()
+        assert (scores["RMSLE"] >= 0).all() and set(scores["predictor"]) == set(SMALL_UTIL)
     lofo = evaluate(gavel, "lofo", {"mean": {}}, seeds=[0], progress=False).predictions
     cross = lofo[lofo["workload_a"].map(family_of) != lofo["workload_b"].map(family_of)]
     assert cross["held_out"].str.contains(",").all()
@@ -224,13 +228,15 @@ def test_tiny_profiled_data_runs_and_skips_what_does_not_apply(gavel, tmp_path):
     pairs = gavel.pairs[(gavel.pairs["device"] == "k80") & gavel.pairs["workload_a"].isin(names)
                         & gavel.pairs["workload_b"].isin(names)].assign(device=cpu)
     tables = Tables(gavel.workloads[gavel.workloads["workload"].isin(names)], solo, pairs, device_table([cpu]))
-    result = run_stage(tables, "profiled", ["random5", "lofo", "xdevice"], SMALL, seeds=[0], progress=False)
-    assert "xdevice" in result.skipped and "need at least 2" in result.skipped["xdevice"]
-    assert not result.evaluations["random5"].predictions.empty
-    assert any("skipped" in note for note in result.notes())  # too little data for some fits
-    written = write_predictions(result, tmp_path, ["random5", "lofo", "xdevice"])
-    assert len(written) == 6 and all(p.exists() for p in written)
-    assert pd.read_parquet(tmp_path / "predictions_xdevice.parquet").columns.tolist() == PRED_COLUMNS
+    runs = {p: stage.run_protocol(tables, p, SMALL, SMALL_UTIL, seeds=[0]) for p in ("random5", "lofo", "xdevice")}
+    assert runs["xdevice"].predictions.empty and "need at least 2" in runs["xdevice"].skipped[0]
+    assert not runs["random5"].predictions.empty
+    assert any("skipped" in note for note in runs["random5"].skipped + runs["lofo"].skipped)  # too little data
+    paths = [tmp_path / f"{name}.parquet" for name in ("pred", "util", "scores", "util_scores")]
+    stage.write_outputs(runs["xdevice"], "profiled", *paths)
+    assert pd.read_parquet(paths[0]).columns.tolist() == PRED_COLUMNS
+    assert pd.read_parquet(paths[1]).columns.tolist() == UTIL_COLUMNS
+    assert all(pd.read_parquet(p).empty for p in paths)
 
 
 def test_contrast_features_are_antisymmetric_in_a_pair(gavel):
@@ -284,8 +290,9 @@ def test_blend_weights_come_from_inner_folds_and_drop_a_useless_member(gavel):
     assert relative.nunique() > 1
 
 
-def test_stage_without_horus_gives_an_empty_utilization_table_with_its_columns(gavel):
-    result = run_stage(gavel, "gavel", ["xdevice"], {"mean": {}}, seeds=[0], progress=False)
-    util = result.util_scores()
+def test_stage_without_utilization_predictors_gives_empty_tables_with_their_columns(gavel):
+    run = stage.run_protocol(gavel, "xdevice", {"mean": {}}, {}, seeds=[0])
+    assert run.utilization.empty and list(run.utilization.columns) == UTIL_COLUMNS
+    util = stage.util_scores(run, "gavel")
     assert util.empty and {"scope", "util_source", "RMSLE", "dataset"} <= set(util.columns)
     assert util[util["scope"] == "overall"].empty  # the notebook's selection works on it

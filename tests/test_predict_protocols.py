@@ -9,7 +9,7 @@ import pytest
 from coloc.datasets import family_of
 from coloc.devices import device_table
 from coloc.predict.base import Tables, pair_labels, pair_queries
-from coloc.predict.metrics import directed, rmsle, score_table, scores
+from coloc.predict.metrics import rmsle, score_table, scores
 from coloc.predict.protocols import ProtocolSkipped, derived_seed, folds, util_folds
 
 WORKLOADS = ["aa-x-b8", "aa-x-b16", "bb-y-b4", "bb-y-b8", "cc-z-b2"]
@@ -146,15 +146,18 @@ def test_scores_against_hand_computed_values():
         scores([0.5], [np.nan])
 
 
-def test_score_table_counts_self_pairs_once_and_groups_by_job_family():
+def test_score_table_counts_a_self_pairs_two_jobs_and_groups_by_job_family():
+    """coloc.pairs.directed's rule: a self-pair's two jobs are two samples (each with its own label)."""
     pred = pd.DataFrame({
         "predictor": "p", "seed": 0, "device": ["k80", "k80"], "workload_a": ["aa-x-b8", "aa-x-b8"],
-        "workload_b": ["aa-x-b8", "bb-y-b4"], "norm_a": [0.5, 0.5], "norm_b": [0.5, 0.4],
+        "workload_b": ["aa-x-b8", "bb-y-b4"], "norm_a": [0.5, 0.5], "norm_b": [0.4, 0.4],
         "pred_norm_a": [0.5, 0.55], "pred_norm_b": [0.5, 0.2]})
-    assert len(directed(pred)) == 3
     table = score_table(pred, ["predictor", "seed"]).set_index(["scope", "key"])
-    assert table.loc[("overall", "all"), "n"] == 3
-    assert table.loc[("family", "aa"), "n"] == 2 and table.loc[("family", "bb"), "MAPE"] == pytest.approx(50.0)
+    assert table.loc[("overall", "all"), "n"] == 4
+    # family aa: the self-pair's jobs (errors 0 and 25%) and job a of the second pair (10%)
+    assert table.loc[("family", "aa"), "n"] == 3
+    assert table.loc[("family", "aa"), "MAPE"] == pytest.approx((0 + 25 + 10) / 3)
+    assert table.loc[("family", "bb"), "MAPE"] == pytest.approx(50.0)
     assert table.loc[("device", "k80"), "max_error"] == pytest.approx(0.2)
 
 

@@ -1,9 +1,21 @@
-"""One interface for co-location predictors, the tables they see, and the registry.
+"""The models' interface (scikit-learn's estimator conventions), the tables they see, queries and labels.
 
-A predictor is fitted on :class:`Tables` (``workloads``, ``solo``, training ``pairs``,
-``devices``) and predicts, for queries (device, job type, co-runners), each job's
-co-located normalized throughput (co-located / solo iterations per second), with a
-spread (``pred_std``) where it has one and NaN otherwise.
+Two kinds of model, each registered by name (:mod:`coloc.predict.registry`):
+
+* ``pair`` (:class:`Predictor`): fitted on :class:`Tables` (``workloads``, ``solo``, training
+  ``pairs``, ``devices``), predicts for queries (device, job type, co-runners) each job's
+  co-located normalized throughput (co-located / solo iterations per second), with a spread
+  (``pred_std``) where it has one and NaN otherwise;
+* ``util`` (:class:`UtilizationPredictor`): fitted on the same tables, predicts each (device,
+  job type)'s solo utilization in [0, 1] (the label: :func:`coloc.predict.inputs.util_labels`).
+
+Every model follows scikit-learn's estimator conventions: its constructor only stores its
+parameters (validated by :meth:`Model.check_params`, called by ``fit`` and by
+:func:`coloc.predict.registry.check_options`), ``get_params`` / ``set_params`` and
+``sklearn.base.clone`` work, and what a fit learns ends with ``_``. ``fit(train, groups)``
+takes the validation groups: how a model that early-stops or tunes carves its validation
+split from the training fold (None: at random; "family", "workload" or "device": one held-out
+group, as the protocol's test fold is carved).
 
 Queries are a DataFrame with columns ``device``, ``workload`` and ``co_runners`` (a tuple
 of job types sharing the device with ``workload``). Infeasible pairs (``feasible``
@@ -12,14 +24,16 @@ False: they did not fit on the device) are never regression targets.
 
 from __future__ import annotations
 
+import inspect
+import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from sklearn.base import BaseEstimator
 
-
-QUERY_COLUMNS = ("device", "workload", "co_runners")
+from coloc.pairs import directed
 
 
 class InsufficientData(ValueError):
@@ -76,21 +90,68 @@ def _require(frame: pd.DataFrame, columns, name: str) -> None:
         raise KeyError(f"{name} table: missing columns {missing}; has {list(frame.columns)}")
 
 
-class Predictor(ABC):
-    """Predicts co-located normalized throughput. Subclasses set ``name`` and ``has_spread``."""
+# ---------------------------------------------------------------------------- models
+
+
+class Model(BaseEstimator, ABC):
+    """What every registered model shares: a registry ``name`` and ``kind``, scikit-learn's conventions.
+
+    A variant of a model is a subclass that sets its own ``name`` and ``defaults`` (constructor
+    defaults that differ from its parent's, e.g. E-GGAT with constant edges): it keeps its name
+    through ``clone`` and lists every parameter in ``get_params``.
+    """
 
     name: str = ""
-    has_spread: bool = False
-    # Set by the evaluation: None (random validation split), "family", "workload" or "device" (hold out one
-    # group of the training fold, as the protocol's test fold does). Used by predictors that early-stop.
-    validation_groups: str | None = None
+    kind: str = ""
+    defaults: dict = {}
+    options_hint: str = ""  # said with an unknown option (e.g. where nested options go)
 
     def __init__(self, seed: int = 0):
-        self.seed = int(seed)
+        self.seed = seed  # every source of randomness derives its own generator from it
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "defaults" in cls.__dict__:
+            cls.__init__ = _with_defaults(super(cls, cls).__init__, cls.defaults, cls.__name__)
+
+    def check_params(self) -> None:
+        """Raise ValueError naming the model and the parameter whose value it cannot use (no work is done)."""
 
     @abstractmethod
-    def fit(self, train: Tables) -> "Predictor":
-        """Fit on the training tables only; returns self."""
+    def fit(self, train: Tables, groups: str | None = None) -> "Model":
+        """Fit on the training tables only; ``groups``: how to carve a validation split (module docstring)."""
+
+
+def _with_defaults(init, defaults: dict, owner: str):
+    """``init`` with other default values: the constructor of a variant (its signature says them)."""
+    signature = inspect.signature(init)
+    unknown = sorted(set(defaults) - set(signature.parameters))
+    if unknown:
+        raise TypeError(f"{owner}.defaults: {unknown} are not parameters of {init.__qualname__}")
+    parameters = [p.replace(default=defaults.get(p.name, p.default)) for p in signature.parameters.values()]
+    variant_signature = signature.replace(parameters=parameters)
+
+    def __init__(self, *args, **kwargs):
+        bound = variant_signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        init(*bound.args, **bound.kwargs)
+
+    __init__.__signature__ = variant_signature
+    __init__.__qualname__ = f"{owner}.__init__"
+    return __init__
+
+
+def params_of(model: Model) -> str:
+    """The model's constructor parameters but ``seed`` (a column of its own) as JSON, keys sorted."""
+    params = {k: v for k, v in model.get_params(deep=False).items() if k != "seed"}
+    return json.dumps(params, sort_keys=True)
+
+
+class Predictor(Model):
+    """Predicts co-located normalized throughput (kind ``pair``). Subclasses set ``name`` and ``has_spread``."""
+
+    kind = "pair"
+    has_spread: bool = False
 
     @abstractmethod
     def predict(self, queries: pd.DataFrame, context: Tables) -> pd.DataFrame:
@@ -99,6 +160,16 @@ class Predictor(ABC):
         ``context`` supplies the features of the queried jobs and devices (job features,
         solo throughputs, device specs): never the labels of the queried pairs.
         """
+
+
+class UtilizationPredictor(Model):
+    """Predicts a job's solo utilization in [0, 1] on a device (kind ``util``)."""
+
+    kind = "util"
+
+    @abstractmethod
+    def predict(self, devices, workloads, context: Tables) -> np.ndarray:
+        """Predicted solo utilization of each aligned (device, job type); ``context`` as for :class:`Predictor`."""
 
 
 # ---------------------------------------------------------------------------- queries and labels
@@ -113,21 +184,31 @@ def make_queries(devices, workloads, co_runners) -> pd.DataFrame:
 
 
 def pair_queries(pairs: pd.DataFrame) -> pd.DataFrame:
-    """Two queries per pair: job a with (b,), then job b with (a,) (rows 0..n-1 and n..2n-1)."""
-    a = make_queries(pairs["device"], pairs["workload_a"], [(b,) for b in pairs["workload_b"]])
-    b = make_queries(pairs["device"], pairs["workload_b"], [(a,) for a in pairs["workload_a"]])
-    return pd.concat([a, b], ignore_index=True)
+    """Two queries per pair (:func:`coloc.pairs.directed`): job a with (b,), then job b with (a,)
+    (rows 0..n-1 and n..2n-1)."""
+    rows = directed(pairs[["device", "workload_a", "workload_b"]])
+    return make_queries(rows["device"], rows["workload"], [(other,) for other in rows["other"]])
+
+
+def feasible_rows(pairs: pd.DataFrame) -> pd.DataFrame:
+    """device, workload, other, norm: the directed rows (:func:`coloc.pairs.directed`) of the feasible pairs.
+
+    Raises ValueError naming the pair when a feasible pair has no finite normalized throughput.
+    """
+    feasible = pairs[pairs["feasible"].astype(bool)]
+    rows = directed(feasible[["device", "workload_a", "workload_b", "norm_a", "norm_b"]])
+    bad = ~np.isfinite(rows["norm"].to_numpy(float))
+    if bad.any():
+        row = rows[bad].iloc[0]
+        raise ValueError(f"pairs: feasible pair on {row.device} with {row.workload} has a NaN normalized throughput")
+    return rows
 
 
 def pair_labels(pairs: pd.DataFrame) -> pd.DataFrame:
     """Directed training rows from the feasible pairs: queries plus ``norm`` (both jobs of each pair)."""
-    feasible = pairs[pairs["feasible"].astype(bool)].reset_index(drop=True)
-    queries = pair_queries(feasible)
-    queries["norm"] = np.concatenate([feasible["norm_a"].to_numpy(float), feasible["norm_b"].to_numpy(float)])
-    bad = ~np.isfinite(queries["norm"])
-    if bad.any():
-        row = queries[bad].iloc[0]
-        raise ValueError(f"pairs: feasible pair on {row.device} with {row.workload} has a NaN normalized throughput")
+    rows = feasible_rows(pairs)
+    queries = make_queries(rows["device"], rows["workload"], [(other,) for other in rows["other"]])
+    queries["norm"] = rows["norm"].to_numpy(float)
     return queries
 
 
@@ -149,37 +230,3 @@ def result(index, pred_norm, pred_std=None) -> pd.DataFrame:
     pred_norm = np.asarray(pred_norm, float)
     std = np.full(len(pred_norm), np.nan) if pred_std is None else np.asarray(pred_std, float)
     return pd.DataFrame({"pred_norm": pred_norm, "pred_std": std}, index=index)
-
-
-# ---------------------------------------------------------------------------- registry
-
-# name -> (class, default options); variants of one class differ by their options.
-REGISTRY: dict[str, tuple[type[Predictor], dict]] = {}
-
-
-def register(cls: type[Predictor]) -> type[Predictor]:
-    """Class decorator: make the predictor available by its ``name`` with default options."""
-    return register_variant(cls.name, cls)
-
-
-def register_variant(name: str, cls: type[Predictor], **defaults) -> type[Predictor]:
-    """Make ``cls`` with these default options available as ``name``."""
-    if not name or name in REGISTRY:
-        raise ValueError(f"predictor {cls.__name__}: name {name!r} is empty or already registered")
-    REGISTRY[name] = (cls, defaults)
-    return cls
-
-
-def make_predictor(name: str, seed: int = 0, base: str | None = None, **options) -> Predictor:
-    """A fresh predictor by registry name, its defaults updated by ``options``.
-
-    ``base`` (optional) names the registry entry when ``name`` is a new label for a
-    configured variant (e.g. name "lgbm-log", base "lgbm", log_target True).
-    """
-    key = base or name
-    if key not in REGISTRY:
-        raise KeyError(f"unknown predictor {key!r}; expected one of {sorted(REGISTRY)} (or give base=<one of them>)")
-    cls, defaults = REGISTRY[key]
-    predictor = cls(seed=seed, **(defaults | options))
-    predictor.name = name
-    return predictor

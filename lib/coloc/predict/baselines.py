@@ -1,4 +1,5 @@
-"""Baselines: no interference, the training mean, linear regression and LightGBM on pair features.
+"""Baselines: no interference, the training mean, linear regression and LightGBM on pair features;
+the training mean utilization of a device.
 
 The pair models see, for each job of a co-located set, the symmetric features of
 :func:`coloc.predict.inputs.pair_features`: the job's graph features, solo throughput and
@@ -8,6 +9,9 @@ pair gives two training rows (a with b, b with a).
 
 from __future__ import annotations
 
+import difflib
+import functools
+
 import lightgbm as lgb
 import numpy as np
 import pandas as pd
@@ -15,8 +19,10 @@ from sklearn.linear_model import Ridge
 from sklearn.preprocessing import StandardScaler
 
 from coloc.predict import encodings
-from coloc.predict.base import InsufficientData, Predictor, Tables, pair_labels, register, register_variant, result
-from coloc.predict.inputs import RATE_COLUMNS, SOLO_COLUMNS, contrast_features, graph_columns, job_frame, pair_features
+from coloc.predict.base import InsufficientData, Predictor, Tables, UtilizationPredictor, pair_labels, result
+from coloc.predict.inputs import (RATE_COLUMNS, SOLO_COLUMNS, contrast_features, graph_columns, job_frame,
+                                  pair_features, util_labels)
+from coloc.predict.registry import register
 
 
 @register
@@ -25,7 +31,7 @@ class NoInterference(Predictor):
 
     name = "none"
 
-    def fit(self, train: Tables) -> "NoInterference":
+    def fit(self, train: Tables, groups: str | None = None) -> "NoInterference":
         return self
 
     def predict(self, queries, context):
@@ -38,7 +44,7 @@ class TrainingMean(Predictor):
 
     name = "mean"
 
-    def fit(self, train: Tables) -> "TrainingMean":
+    def fit(self, train: Tables, groups: str | None = None) -> "TrainingMean":
         labels = pair_labels(train.pairs)
         if labels.empty:
             raise InsufficientData("mean: no feasible training pairs")
@@ -61,7 +67,8 @@ class PairModel(Predictor):
         x = pair_features(queries, frame, self.columns_)
         return x.join(contrast_features(queries, frame)) if self.contrast else x
 
-    def fit(self, train: Tables) -> "PairModel":
+    def fit(self, train: Tables, groups: str | None = None) -> "PairModel":
+        self.check_params()
         labels = pair_labels(train.pairs)
         if len(labels) < self.min_rows:
             raise InsufficientData(f"{self.name}: {len(labels)} training rows, need at least {self.min_rows}")
@@ -69,7 +76,7 @@ class PairModel(Predictor):
         x = self._design(labels, train)
         if self.encodings:
             self.known_ = encodings.directed_rows(train.pairs)
-            x = x.join(encodings.cross_fitted(labels, train.pairs, self.seed, groups=self.validation_groups))
+            x = x.join(encodings.cross_fitted(labels, train.pairs, self.seed, groups=groups))
         self.features_ = list(x.columns)
         self._fit_xy(x, labels["norm"].to_numpy(float))
         return self
@@ -117,6 +124,32 @@ def lgbm_params(seed: int, **overrides) -> dict:
     return params | overrides
 
 
+@functools.cache
+def lightgbm_options() -> frozenset[str]:
+    """Every option name LightGBM accepts: lightgbm.LGBMRegressor's parameters, its core parameters and
+    their aliases (LightGBM's own list, lightgbm.basic._ConfigAliases; the version is pinned)."""
+    from lightgbm.basic import _ConfigAliases
+
+    core = {alias for aliases in _ConfigAliases._get_all_param_aliases().values() for alias in aliases}
+    return frozenset(lgb.LGBMRegressor().get_params()) | core
+
+
+def check_lightgbm(options, what: str) -> None:
+    """Refuse LightGBM options that LightGBM does not know (it would warn, muted by verbose=-1, and train
+    with its defaults): ValueError naming ``what``, the option and a close match."""
+    if options is None:
+        return
+    if not isinstance(options, dict):
+        raise ValueError(f"{what}: {options!r}; expected a mapping of LightGBM option: value")
+    for key in options:
+        if key not in lightgbm_options():
+            close = difflib.get_close_matches(key, sorted(lightgbm_options()), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"{what}: unknown LightGBM option {key!r}{hint}; accepted: the parameters of "
+                             f"lightgbm.LGBMRegressor ({sorted(lgb.LGBMRegressor().get_params())}) and "
+                             f"LightGBM's core parameters and their aliases")
+
+
 @register
 class LightGBMPairs(PairModel):
     """Gradient-boosted trees on pair features; spread from 16% / 84% quantile models.
@@ -124,22 +157,26 @@ class LightGBMPairs(PairModel):
     Options: ``encodings`` (add the training-pair encodings), ``contrast`` (add the
     job-versus-co-runner ratios of :func:`coloc.predict.inputs.contrast_features`),
     ``log_target`` (fit log normalized throughput: relative errors), ``spread`` (the
-    quantile models); other keywords are LightGBM parameters.
+    quantile models), ``params`` (LightGBM options over :func:`lgbm_params`).
     """
 
     name = "lgbm"
     has_spread = True
+    options_hint = "LightGBM's own options go in 'params', e.g. params: {n_estimators: 40}"
 
     def __init__(self, seed: int = 0, spread: bool = True, encodings: bool = False, contrast: bool = False,
-                 log_target: bool = False, **params):
+                 log_target: bool = False, params: dict | None = None):
         super().__init__(seed)
         self.spread, self.encodings, self.contrast, self.log_target = spread, encodings, contrast, log_target
         self.params = params
 
+    def check_params(self) -> None:
+        check_lightgbm(self.params, f"{self.name} params")
+
     def _fit_xy(self, x, y):
         if self.log_target:  # relative errors: fit log(norm), predict exp
             y = np.log(np.clip(y, 1e-3, None))
-        params = lgbm_params(self.seed, **self.params)
+        params = lgbm_params(self.seed, **(self.params or {}))
         if len(y) < 50:  # tiny tables (e.g. a few profiled job types): smaller leaves
             params |= dict(min_child_samples=2, num_leaves=4, subsample=1.0)
         self.model_ = lgb.LGBMRegressor(**params).fit(x, y)
@@ -159,5 +196,31 @@ class LightGBMPairs(PairModel):
         return result(index, mean, std)
 
 
-# coloc's own LightGBM: training-pair encodings, contrast features, relative (log) errors.
-register_variant("lgbm-enc", LightGBMPairs, encodings=True, contrast=True, log_target=True)
+@register
+class LightGBMEncodings(LightGBMPairs):
+    """coloc's own LightGBM: training-pair encodings, contrast features, relative (log) errors."""
+
+    name = "lgbm-enc"
+    defaults = {"encodings": True, "contrast": True, "log_target": True}
+
+
+# ---------------------------------------------------------------------------- utilization
+
+
+@register
+class DeviceMeanUtilization(UtilizationPredictor):
+    """The training mean solo utilization of the device (of every training row for a device not seen
+    in training): what a utilization model has to beat."""
+
+    name = "mean"
+
+    def fit(self, train: Tables, groups: str | None = None) -> "DeviceMeanUtilization":
+        labels = util_labels(train).dropna(subset=["util"])
+        if labels.empty:
+            raise InsufficientData("mean utilization: no training solo row has a utilization")
+        self.device_mean_ = labels.groupby("device")["util"].mean().to_dict()
+        self.mean_ = float(labels["util"].mean())
+        return self
+
+    def predict(self, devices, workloads, context: Tables) -> np.ndarray:
+        return np.array([self.device_mean_.get(d, self.mean_) for d in devices], float)

@@ -18,10 +18,11 @@ import itertools
 import numpy as np
 import pandas as pd
 
-from coloc.predict.base import InsufficientData, Predictor, Tables, make_predictor, pair_labels, register, result
+from coloc.predict.base import InsufficientData, Predictor, Tables, pair_labels, result
 from coloc.predict.protocols import inner_folds
+from coloc.predict.registry import check_params, make_predictor, register, registered
 
-MEMBERS = {"interactions": {}, "lgbm-enc": {"spread": False}}
+MEMBERS = {"interactions": {}, "lgbm-enc": {"spread": False}}  # the members when none are given
 
 
 def weight_grid(n_members: int, steps: int) -> np.ndarray:
@@ -32,41 +33,56 @@ def weight_grid(n_members: int, steps: int) -> np.ndarray:
 
 @register
 class Blend(Predictor):
-    """Geometric blend of ``members`` ({registry name: options}), weights chosen by inner CV."""
+    """Geometric blend of ``members`` ({registered pair predictor: options}), weights chosen by inner CV."""
 
     name = "blend"
     has_spread = True
 
     def __init__(self, seed: int = 0, members: dict | None = None, inner_k: int = 3, grid: int = 4):
         super().__init__(seed)
-        self.members = dict(MEMBERS if members is None else members)
-        if not self.members:
-            raise ValueError("blend: no members")
-        self.inner_k, self.grid = int(inner_k), int(grid)  # inner random folds (K); weight steps of 1/grid
+        self.members = members  # {registered pair predictor: its options}; None: MEMBERS
+        self.inner_k, self.grid = inner_k, grid  # inner random folds (K); weight steps of 1/grid
+
+    def _members(self) -> dict:
+        return MEMBERS if self.members is None else self.members
+
+    def check_params(self) -> None:
+        members = self._members()
+        if not isinstance(members, dict) or not members:
+            raise ValueError(f"members {members!r}; expected a non-empty mapping of predictor: options")
+        for name, options in members.items():
+            try:
+                check_params(registered(name), options, f"member {name!r}")
+            except KeyError as err:
+                raise ValueError(f"member {name!r}: {err.args[0]}") from None
+        for key, least in (("inner_k", 2), ("grid", 1)):
+            value = getattr(self, key)
+            if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                raise ValueError(f"{key} {value!r}; expected an integer of at least {least}")
 
     def _member(self, name: str) -> Predictor:
-        options = dict(self.members[name])
-        predictor = make_predictor(name, self.seed, **options)
-        predictor.validation_groups = self.validation_groups
-        return predictor
+        return make_predictor(name, self.seed, **self._members()[name])
 
     def _log_predictions(self, fitted: list[Predictor], queries: pd.DataFrame, context: Tables) -> np.ndarray:
         columns = [np.log(np.maximum(m.predict(queries, context)["pred_norm"].to_numpy(float), 1e-3))
                    for m in fitted]
         return np.column_stack(columns)
 
-    def fit(self, train: Tables) -> "Blend":
+    def fit(self, train: Tables, groups: str | None = None) -> "Blend":
+        """Members fitted on inner folds carved by ``groups`` (and given ``groups`` for their own splits)."""
+        self.check_params()
         labels = pair_labels(train.pairs)
         if len(labels) < 4:
             raise InsufficientData(f"{self.name}: {len(labels)} training rows, need at least 4")
         feasible = train.pairs[train.pairs["feasible"].astype(bool)].reset_index(drop=True)
-        oof = np.full((len(labels), len(self.members)), np.nan)
-        for fit_pairs, fill in inner_folds(feasible, self.validation_groups, self.seed, self.inner_k, "blend-folds"):
+        members = self._members()
+        oof = np.full((len(labels), len(members)), np.nan)
+        for fit_pairs, fill in inner_folds(feasible, groups, self.seed, self.inner_k, "blend-folds"):
             inner = train.with_pairs(feasible[fit_pairs])
-            fitted = [self._member(name).fit(inner) for name in self.members]
+            fitted = [self._member(name).fit(inner, groups) for name in members]
             oof[fill] = self._log_predictions(fitted, labels[fill], train)
         self._choose_weights(oof, labels)
-        self.fitted_ = [self._member(name).fit(train) for name in self.members]
+        self.fitted_ = [self._member(name).fit(train, groups) for name in members]
         return self
 
     def _choose_weights(self, oof: np.ndarray, labels: pd.DataFrame) -> None:

@@ -22,7 +22,7 @@ sum_j alpha_ij (Wh_j + We_ij); heads concatenated and merged; a GRU cell gates t
 of the node state. A per-node head reads out normalized throughput (its bias starts at the
 training mean). Loss SmoothL1, Adam, early stopping on the validation MAE of a split carved
 from the training fold: random, or one held-out family / job type / device when the protocol
-holds out families / job types / devices (``validation_groups``).
+holds out families / job types / devices (``fit``'s ``groups``).
 """
 
 from __future__ import annotations
@@ -34,10 +34,11 @@ import pandas as pd
 import torch
 from torch import nn
 
-from coloc.predict.base import InsufficientData, Predictor, Tables, pair_queries, register, register_variant, result
+from coloc.predict.base import InsufficientData, Predictor, Tables, pair_queries, result
 from coloc.predict.baselines import LightGBMPairs
 from coloc.predict.inputs import graph_columns, job_frame, lookup
 from coloc.predict.protocols import derived_seed, group_of, groups_in, inner_folds, touches
+from coloc.predict.registry import check_params, register
 from coloc.devices import ISACPP_FEATURES
 
 EDGE_CHOICES = ("lgbm", "constant")
@@ -183,12 +184,16 @@ class EGGAT(Predictor):
                  patience: int = 20, val_fraction: float = 0.15, solo_feature: bool = False,
                  clip_inputs: bool = True, edge_params: dict | None = None):
         super().__init__(seed)
-        if edge not in EDGE_CHOICES:
-            raise ValueError(f"egat: edge {edge!r}; expected one of {EDGE_CHOICES}")
         self.hidden, self.heads, self.layers, self.edge = hidden, heads, layers, edge
         self.lr, self.batch_size, self.max_epochs, self.patience = lr, batch_size, max_epochs, patience
         self.val_fraction, self.solo_feature, self.clip_inputs = val_fraction, solo_feature, clip_inputs
-        self.edge_params = edge_params or {}
+        self.edge_params = edge_params  # options of the LightGBM pair baseline of the edges (edge "lgbm")
+
+    def check_params(self) -> None:
+        if self.edge not in EDGE_CHOICES:
+            raise ValueError(f"edge {self.edge!r}; expected one of {EDGE_CHOICES}")
+        if self.edge_params is not None:
+            check_params(LightGBMPairs, self.edge_params, "edge_params", fixed=("spread",))
 
     # -- node features
     def _raw_nodes(self, tables: Tables) -> pd.DataFrame:
@@ -211,7 +216,8 @@ class EGGAT(Predictor):
             return lambda device, dst, src: np.array([known[k] for k in zip(device, dst, src)])
         return lambda device, dst, src: self.edges_.predict(context, device, dst, src)
 
-    def fit(self, train: Tables) -> "EGGAT":
+    def fit(self, train: Tables, groups: str | None = None) -> "EGGAT":
+        self.check_params()
         pairs = train.pairs[train.pairs["feasible"].astype(bool)].reset_index(drop=True)
         if len(pairs) < 3:
             raise InsufficientData(f"egat: {len(pairs)} feasible training pairs; need at least 3")
@@ -221,25 +227,25 @@ class EGGAT(Predictor):
         self.span_ = span.where(span > 0, 1.0)
         known = None
         if self.edge == "lgbm":
-            self.edges_ = EdgeModel(self.seed, **self.edge_params).fit(train)
-            known = self.edges_.training_edges(train, self.validation_groups)
+            self.edges_ = EdgeModel(self.seed, **(self.edge_params or {})).fit(train)
+            known = self.edges_.training_edges(train, groups)
         sets = [(d, (a, b)) for d, a, b in pairs[["device", "workload_a", "workload_b"]].itertuples(index=False)]
         x, e, adj, mask = set_graphs(sets, self._nodes(train), self._edge_fn(train, known))
         y = torch.tensor(pairs[["norm_a", "norm_b"]].to_numpy(np.float32))
-        fit, val = self._split(pairs)
+        fit, val = self._split(pairs, groups)
         self.net_, self.epochs_ = self._train(x, e, adj, y, fit, val)
         return self
 
-    def _split(self, pairs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-        """Training and validation graphs: a random fraction, or (``validation_groups``) every
-        pair touching one family / job type or on one device, as the protocol's test fold is carved."""
+    def _split(self, pairs: pd.DataFrame, groups: str | None) -> tuple[np.ndarray, np.ndarray]:
+        """Training and validation graphs: a random fraction, or (``groups``) every pair touching
+        one family / job type or on one device, as the protocol's test fold is carved."""
         rng = np.random.default_rng(derived_seed(self.seed, "egat-split"))
-        if self.validation_groups in ("family", "workload", "device"):
-            if self.validation_groups == "device":
+        if groups in ("family", "workload", "device"):
+            if groups == "device":
                 held = rng.choice(sorted(pairs["device"].unique()))
                 val_mask = (pairs["device"] == held).to_numpy()
             else:
-                of = group_of(self.validation_groups)
+                of = group_of(groups)
                 held = rng.choice(groups_in(pairs, of))
                 val_mask = touches(pairs, held, of).to_numpy()
             if val_mask.any() and not val_mask.all():
@@ -288,4 +294,10 @@ class EGGAT(Predictor):
         return result(queries.index, out.astype(float))
 
 
-register_variant("egat-const", EGGAT, edge="constant")
+
+@register
+class EGGATConstantEdges(EGGAT):
+    """The ablation: E-GGAT with constant edges (what the network adds beyond its LightGBM edge)."""
+
+    name = "egat-const"
+    defaults = {"edge": "constant"}

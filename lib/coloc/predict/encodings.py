@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from coloc.datasets import family_of
-from coloc.predict.base import pair_labels
+from coloc.predict.base import feasible_rows
 from coloc.predict.protocols import inner_folds
 
 KEYS = {  # encoding -> (columns of the directed rows it groups by)
@@ -38,11 +38,8 @@ KEYS = {  # encoding -> (columns of the directed rows it groups by)
 
 
 def directed_rows(pairs: pd.DataFrame) -> pd.DataFrame:
-    """device, workload, other, fam, ofam, norm for the feasible pairs (both directions)."""
-    labels = pair_labels(pairs)
-    rows = pd.DataFrame({"device": labels["device"], "workload": labels["workload"],
-                         "other": labels["co_runners"].str[0], "norm": labels["norm"]})
-    return _with_families(rows)
+    """device, workload, other, norm, fam, ofam for the feasible pairs (both jobs: :func:`coloc.pairs.directed`)."""
+    return _with_families(feasible_rows(pairs))
 
 
 def _with_families(rows: pd.DataFrame) -> pd.DataFrame:

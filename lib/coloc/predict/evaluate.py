@@ -1,11 +1,13 @@
 """Runs predictors x protocols x seeds: out-of-fold predictions, utilization, scores.
 
-Each (seed, fold) is one task: every predictor is fitted on the fold's training tables
-and predicts its test pairs; tasks run in ``workers`` processes (spawned, one torch and
-LightGBM thread each). A predictor that cannot be fitted on a fold (too little data) is
-skipped and listed with the reason. A predictor's options may hold ``seeds`` (a subset of
-the run's seeds it runs with, for expensive models), ``protocols`` (the protocols it runs
-under) and ``base`` (its registry entry).
+Each (seed, fold) is one task: every pair predictor is fitted on the fold's training tables
+(with the protocol's validation groups) and predicts its test pairs; tasks run in ``workers``
+processes (spawned, one torch and LightGBM thread each). A predictor that cannot be fitted on
+a fold (too little data) is skipped and listed with the reason. Predictors are given as
+{name: options}: constructor parameters and the run options of
+:data:`coloc.predict.registry.RUN_OPTIONS` (``seeds``, ``protocols``, ``base``). Utilization
+predictors (kind ``util``) are fitted on the utilization folds of the protocol. Every output
+row records its predictor's parameters (``params``, :func:`coloc.predict.base.params_of`).
 
 The output holds one row per feasible unordered pair per predictor per seed. Under
 ``lofo`` a pair of two families is in two test folds; each job's prediction is taken from
@@ -26,15 +28,16 @@ import torch
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
-from coloc.predict.base import InsufficientData, Tables, make_predictor, predict_pairs
-from coloc.predict.horus import UtilizationModel, util_labels
+from coloc.predict.base import InsufficientData, Tables, params_of, predict_pairs
+from coloc.predict.inputs import util_labels
 from coloc.predict.metrics import METRICS, rmsle, score_table, scores
 from coloc.predict.protocols import JOB_GROUPS, Fold, ProtocolSkipped, folds, group_of, util_folds
+from coloc.predict.registry import make_predictor, split_options
 
 PRED_COLUMNS = ["device", "workload_a", "workload_b", "predictor", "seed", "fold", "held_out",
-                "norm_a", "norm_b", "pred_norm_a", "pred_norm_b", "pred_std_a", "pred_std_b"]
+                "norm_a", "norm_b", "pred_norm_a", "pred_norm_b", "pred_std_a", "pred_std_b", "params"]
 UTIL_COLUMNS = ["device", "workload", "predictor", "seed", "fold", "held_out", "util", "pred_util",
-                "util_source"]
+                "util_source", "params"]
 
 
 # How a predictor that early-stops or tunes should carve its validation split from the
@@ -65,31 +68,36 @@ def _fold_task(fold: Fold, tables: Tables, seed: int, predictors: dict) -> tuple
         return _fit_and_predict(fold, tables, seed, predictors)
 
 
+def _runs(run: dict, seed: int, protocol: str) -> bool:
+    """Whether a model with these run options runs with this seed under this protocol."""
+    return seed in run.get("seeds", [seed]) and protocol in run.get("protocols", [protocol])
+
+
 def _fit_and_predict(fold: Fold, tables: Tables, seed: int, predictors: dict) -> tuple[list, list, list]:
     frames, skipped, timings = [], [], []
     for name, options in predictors.items():
-        options = dict(options)
-        if seed not in options.pop("seeds", [seed]) or fold.protocol not in options.pop("protocols", [fold.protocol]):
+        entry, params, run = split_options(name, options)
+        if not _runs(run, seed, fold.protocol):
             continue
-        predictor = make_predictor(name, seed, **options)
-        predictor.validation_groups = VALIDATION_GROUPS[fold.protocol]
+        predictor = make_predictor(entry, seed, **params)
         start = time.process_time()
         try:
-            predictor.fit(fold.train)
+            predictor.fit(fold.train, groups=VALIDATION_GROUPS[fold.protocol])
         except InsufficientData as err:
             skipped.append(f"{fold.protocol} seed {seed} fold {fold.held_out}: {name} skipped ({err})")
             continue
         fitted = time.process_time()
         pred = predict_pairs(predictor, fold.test, tables)
-        frames.append(pred.assign(predictor=name, seed=seed, fold=fold.fold, held_out=fold.held_out))
+        frames.append(pred.assign(predictor=name, seed=seed, fold=fold.fold, held_out=fold.held_out,
+                                  params=params_of(predictor)))
         timings.append({"predictor": name, "seed": seed, "fold": fold.fold, "fit_s": fitted - start,
                         "predict_s": time.process_time() - fitted})
     return frames, skipped, timings
 
 
 def evaluate(tables: Tables, protocol: str, predictors: dict, seeds, k: int = 5, workers: int = 1,
-             progress: bool = True) -> Evaluation:
-    """All predictors ({name: options}) under one protocol for every seed.
+             progress: bool = True, util_predictors: dict | None = None) -> Evaluation:
+    """All pair predictors and utilization predictors ({name: options}) under one protocol for every seed.
 
     Raises :class:`ProtocolSkipped` when the protocol does not apply to these tables.
     """
@@ -120,10 +128,7 @@ def evaluate(tables: Tables, protocol: str, predictors: dict, seeds, k: int = 5,
             skipped.append(f"{protocol}: {name}: {expected[name] - kept[name]} pairs dropped (a job's own "
                            f"{JOB_GROUPS[protocol]} fold was skipped)")
     predictions = predictions[PRED_COLUMNS].reset_index(drop=True)
-    horus = predictors.get("horus")
-    utilization = (utilization_oof(tables, protocol, seeds, k, skipped, **horus.get("util_params", {}))
-                   if horus is not None
-                   else pd.DataFrame(columns=UTIL_COLUMNS))
+    utilization = utilization_oof(tables, protocol, util_predictors or {}, seeds, k, skipped)
     return Evaluation(protocol, predictions, utilization, skipped, time.perf_counter() - start, pd.DataFrame(timings))
 
 
@@ -146,65 +151,70 @@ def own_group_predictions(predictions: pd.DataFrame, groups: str) -> pd.DataFram
     return merged.drop(columns=["fold_b"])
 
 
-def utilization_oof(tables: Tables, protocol: str, seeds, k: int = 5, notes: list | None = None,
-                    **params) -> pd.DataFrame:
-    """Horus's out-of-fold predicted solo utilization (see :func:`coloc.predict.protocols.util_folds`).
+def utilization_oof(tables: Tables, protocol: str, util_predictors: dict, seeds, k: int = 5,
+                    notes: list | None = None) -> pd.DataFrame:
+    """Out-of-fold predicted solo utilization of every utilization predictor ({name: options})
+    (folds: :func:`coloc.predict.protocols.util_folds`).
 
     A fold whose training rows are too few is left out, with a line in ``notes``.
     """
+    notes = [] if notes is None else notes
     rows = []
-    try:
-        all_folds = [(seed, fold) for seed in seeds for fold in util_folds(tables, protocol, seed, k)]
-    except ProtocolSkipped as err:
-        all_folds = []
-        if notes is not None:
-            notes.append(f"{protocol}: utilization skipped ({err})")
-    for seed, fold in all_folds:
+    all_folds = []
+    if util_predictors:
         try:
-            model = UtilizationModel(seed, **params).fit(fold.train)
-        except InsufficientData as err:
-            if notes is not None:
-                notes.append(f"{protocol} seed {seed} utilization fold {fold.held_out}: skipped ({err})")
-            continue
-        test = Tables(tables.workloads, fold.test, tables.pairs.iloc[:0], tables.devices)
-        labels = util_labels(test)
-        labels["pred_util"] = model.predict(labels["device"], labels["workload"], tables)
-        rows.append(labels.assign(predictor="horus", seed=seed, fold=fold.fold, held_out=fold.held_out))
+            all_folds = [(seed, fold) for seed in seeds for fold in util_folds(tables, protocol, seed, k)]
+        except ProtocolSkipped as err:
+            notes.append(f"{protocol}: utilization skipped ({err})")
+    for name, options in util_predictors.items():
+        entry, params, run = split_options(name, options)
+        for seed, fold in all_folds:
+            if not _runs(run, seed, protocol):
+                continue
+            model = make_predictor(entry, seed, kind="util", **params)
+            try:
+                model.fit(fold.train, groups=VALIDATION_GROUPS[protocol])
+            except InsufficientData as err:
+                notes.append(f"{protocol} seed {seed} utilization fold {fold.held_out}: {name} skipped ({err})")
+                continue
+            test = Tables(tables.workloads, fold.test, tables.pairs.iloc[:0], tables.devices)
+            labels = util_labels(test)
+            labels["pred_util"] = model.predict(labels["device"], labels["workload"], tables)
+            rows.append(labels.assign(predictor=name, seed=seed, fold=fold.fold, held_out=fold.held_out,
+                                      params=params_of(model)))
     return pd.concat(rows, ignore_index=True)[UTIL_COLUMNS] if rows else pd.DataFrame(columns=UTIL_COLUMNS)
 
 
+SCORE_GROUP = ["predictor", "protocol", "seed", "params"]
+SCORE_COLUMNS = [*SCORE_GROUP, "scope", "key", *METRICS]
+
+
 def scores_of(evaluation: Evaluation) -> pd.DataFrame:
-    """The results table of one protocol: predictor, protocol, seed, scope, key, metrics."""
+    """The results table of one protocol: predictor, protocol, seed, params, scope, key, metrics."""
     pred = evaluation.predictions.assign(protocol=evaluation.protocol)
     if pred.empty:
-        return pd.DataFrame(columns=["predictor", "protocol", "seed", "scope", "key", *METRICS])
-    return score_table(pred, ["predictor", "protocol", "seed"])
+        return pd.DataFrame(columns=SCORE_COLUMNS)
+    return score_table(pred, SCORE_GROUP)
 
 
-UTIL_SCORE_COLUMNS = ["predictor", "protocol", "seed", "scope", "key", "util_source", "RMSLE", "MAE", "R2", "n"]
+UTIL_SCORE_COLUMNS = ["predictor", "protocol", "seed", "params", "scope", "key", "util_source", "RMSLE", "MAE",
+                      "R2", "n"]
 
 
 def utilization_scores(utilization: pd.DataFrame, protocol: str) -> pd.DataFrame:
-    """Horus's own score per seed: RMSLE (the paper: 0.154), MAE, R2 of utilization, overall and per device.
+    """Each utilization predictor's score per seed: RMSLE (Horus reports 0.154), MAE, R2 of utilization,
+    overall and per device.
 
-    No utilization rows (Horus not run) give an empty table with the columns.
+    No utilization rows give an empty table with the columns.
     """
     rows = []
-    for seed, sub in utilization.groupby("seed"):
+    for (name, seed, params), sub in utilization.groupby(["predictor", "seed", "params"], sort=True):
         parts = [("overall", "all", sub)] + [("device", d, g) for d, g in sub.groupby("device")]
         for scope, key, part in parts:
             s = scores(part["util"], part["pred_util"])
-            rows.append({"predictor": "horus", "protocol": protocol, "seed": seed, "scope": scope, "key": key,
-                         "util_source": ",".join(sorted(part["util_source"].unique())),
+            rows.append({"predictor": name, "protocol": protocol, "seed": seed, "params": params, "scope": scope,
+                         "key": key, "util_source": ",".join(sorted(part["util_source"].unique())),
                          "RMSLE": rmsle(part["util"], part["pred_util"]), "MAE": s["MAE"], "R2": s["R2"],
                          "n": s["n"]})
     return pd.DataFrame(rows, columns=UTIL_SCORE_COLUMNS)
 
-
-def summary(scores_table: pd.DataFrame) -> pd.DataFrame:
-    """Overall scores averaged over seeds (mean and std of MAPE), one row per predictor x protocol."""
-    overall = scores_table[scores_table["scope"] == "overall"]
-    agg = overall.groupby(["protocol", "predictor"]).agg(
-        MAE=("MAE", "mean"), MAPE=("MAPE", "mean"), MAPE_std=("MAPE", "std"), RMSLE=("RMSLE", "mean"),
-        R2=("R2", "mean"), max_error=("max_error", "max"), seeds=("seed", "nunique"), n=("n", "mean"))
-    return agg.reset_index().sort_values(["protocol", "MAPE"]).reset_index(drop=True)

@@ -4,7 +4,8 @@
    features and the device's specs. The label is the measured utilization of the solo
    table where present (``gpu_util``; on a CPU device ``cpu_util``); otherwise (Gavel's
    data) the achieved compute utilization = solo iterations/s x training-step FLOPs / the
-   device's peak FP32 FLOP/s, clipped to [0, 1] (see :func:`util_labels`).
+   device's peak FP32 FLOP/s, clipped to [0, 1] (see :func:`coloc.predict.inputs.util_labels`).
+   Registered as the utilization predictor ``horus`` (kind ``util``).
 2. Horus's premise is that interference grows with the co-located jobs' summed
    utilization. The mapping from (the job's predicted utilization, its co-runners' summed
    predicted utilization) to normalized throughput is fitted on the training pairs, as
@@ -19,46 +20,29 @@ import lightgbm as lgb
 import numpy as np
 import pandas as pd
 
-from coloc.predict.base import InsufficientData, Predictor, Tables, pair_labels, register, result
-from coloc.predict.baselines import lgbm_params
-from coloc.predict.inputs import DEVICE_COLUMNS, exploded, graph_columns, job_frame, lookup
+from coloc.predict.base import InsufficientData, Predictor, Tables, UtilizationPredictor, pair_labels, result
+from coloc.predict.baselines import check_lightgbm, lgbm_params
+from coloc.predict.inputs import DEVICE_COLUMNS, exploded, graph_columns, lookup, util_labels
 from coloc.predict.protocols import derived_seed
+from coloc.predict.registry import register
 
-MEASURED_UTIL = "gpu_util"
 
+@register
+class HorusUtilization(UtilizationPredictor):
+    """Horus's utilization model: solo utilization in [0, 1] from log graph features and log device specs.
 
-def util_labels(tables: Tables) -> pd.DataFrame:
-    """device, workload, util (in [0, 1]) and util_source per solo row.
-
-    ``measured``: the solo table's ``gpu_util`` where finite, or on a CPU device its
-    ``cpu_util`` (both in percent when their maximum exceeds 1.5). ``achieved``: solo
-    iterations/s x flops_step / peak FLOP/s otherwise. Clipped to [0, 1].
+    ``params``: LightGBM options over :func:`coloc.predict.baselines.lgbm_params`.
     """
-    frame = job_frame(tables).reset_index()
-    util = frame["util"].clip(0, 1)
-    source = pd.Series("achieved", index=frame.index)
-    kinds = tables.devices.set_index("name")["kind"] if "kind" in tables.devices.columns else pd.Series(dtype=str)
-    is_cpu = frame["device"].map(kinds).eq("cpu").to_numpy()
-    for column, where in ((MEASURED_UTIL, np.ones(len(frame), bool)), ("cpu_util", is_cpu)):
-        if column not in tables.solo.columns:
-            continue
-        measured = tables.solo.set_index(["device", "workload"])[column].astype(float)
-        measured = measured.reindex(pd.MultiIndex.from_frame(frame[["device", "workload"]])).to_numpy()
-        if np.isfinite(measured).any() and np.nanmax(measured) > 1.5:
-            measured = measured / 100
-        have = np.isfinite(measured) & where & (source == "achieved").to_numpy()
-        util = util.where(~have, np.clip(measured, 0, 1))
-        source[have] = "measured"
-    return pd.DataFrame({"device": frame["device"], "workload": frame["workload"], "util": util,
-                         "util_source": source})
 
+    name = "horus"
+    options_hint = "LightGBM's own options go in 'params', e.g. params: {n_estimators: 40}"
 
-class UtilizationModel:
-    """Predicts solo utilization in [0, 1] from log graph features and log device specs."""
-
-    def __init__(self, seed: int = 0, **params):
-        self.seed = seed
+    def __init__(self, seed: int = 0, params: dict | None = None):
+        super().__init__(seed)
         self.params = params
+
+    def check_params(self) -> None:
+        check_lightgbm(self.params, "horus utilization params")
 
     def _design(self, devices, workloads, tables: Tables) -> pd.DataFrame:
         wl = tables.workloads.set_index("workload")
@@ -70,14 +54,15 @@ class UtilizationModel:
         d = np.log1p(dev.loc[list(devices), self.dev_columns_].to_numpy(float))
         return pd.DataFrame(np.hstack([x, d]), columns=self.columns_ + [f"dev_{c}" for c in self.dev_columns_])
 
-    def fit(self, tables: Tables) -> "UtilizationModel":
+    def fit(self, tables: Tables, groups: str | None = None) -> "HorusUtilization":
+        self.check_params()
         labels = util_labels(tables).dropna(subset=["util"])
         if len(labels) < 2:
             raise InsufficientData(f"horus utilization: {len(labels)} solo rows with a utilization; need 2")
         self.columns_ = graph_columns(tables.workloads)
         self.dev_columns_ = [c for c in DEVICE_COLUMNS if c in tables.devices.columns]
         x = self._design(labels["device"], labels["workload"], tables)
-        params = lgbm_params(self.seed, **self.params)
+        params = lgbm_params(self.seed, **(self.params or {}))
         if len(labels) < 50:
             params |= dict(min_child_samples=1, num_leaves=4, subsample=1.0, min_child_weight=0)
         self.model_ = lgb.LGBMRegressor(**params).fit(x, labels["util"].to_numpy(float))
@@ -88,19 +73,19 @@ class UtilizationModel:
         return np.clip(self.model_.predict(x), 0.0, 1.0)
 
 
-def cross_fitted_util(tables: Tables, seed: int, k: int = 5, **params) -> pd.DataFrame:
+def cross_fitted_util(tables: Tables, seed: int, params: dict | None = None, k: int = 5) -> pd.DataFrame:
     """Out-of-fold predicted utilization of every solo row, K-fold over the job types."""
     names = sorted(tables.solo["workload"].unique())
     solo = tables.solo[["device", "workload"]].reset_index(drop=True)
     if len(names) < 2:  # nothing to hold out: in-sample predictions
-        model = UtilizationModel(seed, **params).fit(tables)
+        model = HorusUtilization(seed, params).fit(tables)
         return solo.assign(pred_util=model.predict(solo["device"], solo["workload"], tables))
     order = np.random.default_rng(derived_seed(seed, "horus-crossfit")).permutation(len(names))
     pred = np.full(len(solo), np.nan)
     for part in np.array_split(order, min(k, len(names))):
         held = solo["workload"].isin([names[i] for i in part])
         train = Tables(tables.workloads, tables.solo[~held.to_numpy()], tables.pairs, tables.devices)
-        model = UtilizationModel(seed, **params).fit(train)
+        model = HorusUtilization(seed, params).fit(train)
         pred[held.to_numpy()] = model.predict(solo.loc[held, "device"], solo.loc[held, "workload"], tables)
     return solo.assign(pred_util=pred)
 
@@ -110,21 +95,27 @@ class Horus(Predictor):
     """Horus: predicted utilizations of the job and its co-runners -> normalized throughput."""
 
     name = "horus"
+    options_hint = "LightGBM options go in 'util_params' (the utilization model) or 'map_params' (the mapping)"
 
     def __init__(self, seed: int = 0, util_params: dict | None = None, map_params: dict | None = None):
         super().__init__(seed)
-        self.util_params = util_params or {}
-        self.map_params = map_params or {}
+        self.util_params = util_params
+        self.map_params = map_params
 
-    def fit(self, train: Tables) -> "Horus":
+    def check_params(self) -> None:
+        check_lightgbm(self.util_params, "horus util_params")
+        check_lightgbm(self.map_params, "horus map_params")
+
+    def fit(self, train: Tables, groups: str | None = None) -> "Horus":
+        self.check_params()
         labels = pair_labels(train.pairs)
         if len(labels) < 2:
             raise InsufficientData(f"horus: {len(labels)} training rows; need at least 2")
-        self.util_model_ = UtilizationModel(self.seed, **self.util_params).fit(train)
-        utils = cross_fitted_util(train, self.seed, **self.util_params).set_index(["device", "workload"])
+        self.util_model_ = HorusUtilization(self.seed, self.util_params).fit(train)
+        utils = cross_fitted_util(train, self.seed, self.util_params).set_index(["device", "workload"])
         x = self._mapping_inputs(labels, utils["pred_util"])
         params = lgbm_params(self.seed, **(dict(n_estimators=200, num_leaves=7, min_child_samples=20,
-                                                monotone_constraints=[0, -1]) | self.map_params))
+                                                monotone_constraints=[0, -1]) | (self.map_params or {})))
         if len(labels) < 50:
             params |= dict(min_child_samples=1, num_leaves=3, subsample=1.0, min_child_weight=0)
         self.mapping_ = lgb.LGBMRegressor(**params).fit(x, labels["norm"].to_numpy(float))

@@ -1,4 +1,4 @@
-"""Model inputs built from the tables: per-job rows and symmetric pair features.
+"""Model inputs built from the tables: per-job rows, symmetric pair features, utilization labels.
 
 Achieved compute utilization (used where no utilization was measured, as in Gavel's data)
 = solo iterations/s x training-step FLOPs (``flops_step``) / the device's peak FP32 FLOP/s.
@@ -117,3 +117,32 @@ def pair_features(queries: pd.DataFrame, frame: pd.DataFrame, columns: list[str]
     if "util" in columns:
         out["sum_util"] = own["util"].to_numpy(float) + co[:, columns.index("util")]
     return pd.DataFrame(out, index=queries.index)
+
+
+MEASURED_UTIL = "gpu_util"
+
+
+def util_labels(tables: Tables) -> pd.DataFrame:
+    """device, workload, util (in [0, 1]) and util_source per solo row.
+
+    ``measured``: the solo table's ``gpu_util`` where finite, or on a CPU device its
+    ``cpu_util`` (both in percent when their maximum exceeds 1.5). ``achieved``: solo
+    iterations/s x flops_step / peak FLOP/s otherwise. Clipped to [0, 1].
+    """
+    frame = job_frame(tables).reset_index()
+    util = frame["util"].clip(0, 1)
+    source = pd.Series("achieved", index=frame.index)
+    kinds = tables.devices.set_index("name")["kind"] if "kind" in tables.devices.columns else pd.Series(dtype=str)
+    is_cpu = frame["device"].map(kinds).eq("cpu").to_numpy()
+    for column, where in ((MEASURED_UTIL, np.ones(len(frame), bool)), ("cpu_util", is_cpu)):
+        if column not in tables.solo.columns:
+            continue
+        measured = tables.solo.set_index(["device", "workload"])[column].astype(float)
+        measured = measured.reindex(pd.MultiIndex.from_frame(frame[["device", "workload"]])).to_numpy()
+        if np.isfinite(measured).any() and np.nanmax(measured) > 1.5:
+            measured = measured / 100
+        have = np.isfinite(measured) & where & (source == "achieved").to_numpy()
+        util = util.where(~have, np.clip(measured, 0, 1))
+        source[have] = "measured"
+    return pd.DataFrame({"device": frame["device"], "workload": frame["workload"], "util": util,
+                         "util_source": source})

@@ -21,8 +21,9 @@ import pandas as pd
 from sklearn.linear_model import RidgeCV
 
 from coloc.datasets import family_of
-from coloc.predict.base import InsufficientData, Predictor, Tables, pair_labels, register, result
+from coloc.predict.base import InsufficientData, Predictor, Tables, pair_labels, result
 from coloc.predict.inputs import exploded
+from coloc.predict.registry import register
 
 ALPHAS = (0.1, 0.3, 1.0, 3.0, 10.0)
 FLOOR = 1e-3  # normalized throughputs below this are taken as this before the log
@@ -43,7 +44,7 @@ class InteractionModel(Predictor):
 
     def __init__(self, seed: int = 0, alphas=ALPHAS):
         super().__init__(seed)
-        self.alphas = tuple(float(a) for a in alphas)
+        self.alphas = alphas  # ridge penalties to choose from
 
     def _design(self, row_keys) -> np.ndarray:
         """One row per list of effect names: 1 in the column of each effect seen in training."""
@@ -52,7 +53,7 @@ class InteractionModel(Predictor):
             x[row, [self.vocab_[k] for k in keys if k in self.vocab_]] = 1.0
         return x
 
-    def fit(self, train: Tables) -> "InteractionModel":
+    def fit(self, train: Tables, groups: str | None = None) -> "InteractionModel":
         labels = pair_labels(train.pairs)
         if len(labels) < 4:
             raise InsufficientData(f"{self.name}: {len(labels)} training rows, need at least 4")
@@ -62,7 +63,7 @@ class InteractionModel(Predictor):
             for key in keys:
                 self.vocab_.setdefault(key, len(self.vocab_))
         y = np.log(np.maximum(labels["norm"].to_numpy(float), FLOOR))
-        self.model_ = RidgeCV(alphas=self.alphas, gcv_mode="svd").fit(self._design(row_keys), y)
+        self.model_ = RidgeCV(alphas=tuple(float(a) for a in self.alphas), gcv_mode="svd").fit(self._design(row_keys), y)
         return self
 
     def predict(self, queries: pd.DataFrame, context: Tables) -> pd.DataFrame:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from coloc import pairs
+from coloc.datasets import family_of
+
 METRICS = ("MAE", "MAPE", "RMSLE", "R2", "max_error", "n")
 
 
@@ -38,32 +41,15 @@ def scores(y_true, y_pred) -> dict:
     }
 
 
-def directed(predictions: pd.DataFrame) -> pd.DataFrame:
-    """One row per (job, co-runner) from the pair-level predictions: device, workload, other, norm, pred.
-
-    A self-pair gives one row (its two jobs are the same job type).
-    """
-    cols = ["device", "workload", "other", "norm", "pred"]
-    keep = [c for c in ("predictor", "protocol", "seed", "fold") if c in predictions.columns]
-    a = predictions[keep + ["device", "workload_a", "workload_b", "norm_a", "pred_norm_a"]]
-    b = predictions[keep + ["device", "workload_b", "workload_a", "norm_b", "pred_norm_b"]]
-    b = b[predictions["workload_a"] != predictions["workload_b"]]
-    a.columns = b.columns = keep + cols
-    return pd.concat([a, b], ignore_index=True)
-
-
-def family(workload: str) -> str:
-    return workload.split("-", 1)[0]
-
-
 def score_table(predictions: pd.DataFrame, group: list[str]) -> pd.DataFrame:
     """Scores per ``group`` (e.g. predictor, protocol, seed), overall, per device and per family.
 
-    Every job of every pair is one sample (self-pairs once). A family's scores cover the
-    jobs of that family (whatever their co-runner). Columns: group..., scope, key, metrics.
+    Every job of every pair is one sample (a self-pair's two jobs are two). A family's scores cover
+    the jobs of that family (whatever their co-runner). Columns: group..., scope, key, metrics.
     """
-    rows = directed(predictions)
-    rows["family"] = rows["workload"].map(family)
+    columns = [*group, "device", "workload_a", "workload_b", "norm_a", "norm_b", "pred_norm_a", "pred_norm_b"]
+    rows = pairs.directed(predictions[columns]).rename(columns={"pred_norm": "pred"})
+    rows["family"] = rows["workload"].map(family_of)
     out = []
     for keys, sub in rows.groupby(group, sort=True):
         keys = keys if isinstance(keys, tuple) else (keys,)

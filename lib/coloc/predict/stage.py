@@ -1,0 +1,203 @@
+"""The predictors stage: one (dataset, protocol) run, its output files, and the gather over all of them.
+
+A dataset is one source of solo and pair tables: ``gavel`` (Gavel's measurements, optionally
+restricted to some families) or ``profiled`` (the tables the profiling stage measured on this
+machine). :func:`run_protocol` evaluates every configured model under one protocol (a
+protocol that does not apply to the data gives empty tables and the reason);
+:func:`write_outputs` writes its four files; :func:`gather_scores`, :func:`summary` and
+:func:`target_check` make the stage's tables from every run's files.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from coloc.datasets import family_of
+from coloc.devices import device_table
+from coloc.predict.base import Tables
+from coloc.predict.evaluate import (PRED_COLUMNS, SCORE_COLUMNS, UTIL_COLUMNS, UTIL_SCORE_COLUMNS, Evaluation,
+                                    evaluate, scores_of, utilization_scores)
+from coloc.predict.protocols import ProtocolSkipped
+from coloc.predict.registry import check_options
+
+DATASETS = ("gavel", "profiled")
+# Where the workflow keeps each dataset's solo and pairs tables, and the files of one (dataset, protocol) run.
+DATASET_FOLDERS = {"gavel": "data/processed", "profiled": "data/processed/profiled"}
+RUN_FILES = {
+    "predictions": "data/processed/predictions/{dataset}/{protocol}.parquet",  # out-of-fold pair predictions
+    "utilization": "data/processed/utilization/{dataset}/{protocol}.parquet",  # out-of-fold utilization
+    "scores": "data/processed/predictor_scores/{dataset}/{protocol}.parquet",
+    "util_scores": "data/processed/utilization_scores/{dataset}/{protocol}.parquet",
+}
+
+
+def run_file(kind: str, dataset: str, protocol: str, protocols) -> str:
+    """The workflow's path of the ``kind`` file (a key of RUN_FILES) of the run (``dataset``, ``protocol``).
+
+    ``protocols``: those the stage runs (config ``predictors.protocols``); ValueError naming the kind,
+    dataset or protocol when the stage makes no such file.
+    """
+    if kind not in RUN_FILES:
+        raise ValueError(f"predictor file kind {kind!r}; expected one of {sorted(RUN_FILES)}")
+    if dataset not in DATASETS:
+        raise ValueError(f"dataset {dataset!r}; expected one of {list(DATASETS)}")
+    if protocol not in protocols:
+        raise ValueError(f"protocol {protocol!r} is not among predictors.protocols {list(protocols)}: "
+                         f"the predictors stage makes no {kind} file for it")
+    return RUN_FILES[kind].format(dataset=dataset, protocol=protocol)
+
+
+def load_tables(workloads_path, solo_path, pairs_path, families=None) -> Tables:
+    """The tables of one data source, restricted to the job types it measured (and to ``families``).
+
+    Solo rows without a positive finite throughput (a job that did not run alone) are
+    dropped, and so are the pairs that involve them; the device table comes from
+    :mod:`coloc.devices` for the devices named in ``solo``.
+    """
+    workloads = pd.read_parquet(workloads_path)
+    solo = pd.read_parquet(solo_path)
+    pairs = pd.read_parquet(pairs_path)
+    if families:
+        solo = solo[solo["workload"].map(family_of).isin(families)]
+        pairs = pairs[pairs["workload_a"].map(family_of).isin(families) & pairs["workload_b"].map(family_of).isin(families)]
+    ok = np.isfinite(solo["throughput"].astype(float)) & (solo["throughput"].astype(float) > 0)
+    solo = solo[ok].reset_index(drop=True)
+    known = set(zip(solo["device"], solo["workload"]))
+    has_solo = [(d, a) in known and (d, b) in known
+                for d, a, b in pairs[["device", "workload_a", "workload_b"]].itertuples(index=False)]
+    pairs = pairs[has_solo].reset_index(drop=True)
+    missing = sorted(set(solo["workload"]) - set(workloads["workload"]))
+    if missing:
+        raise KeyError(f"{workloads_path}: no feature row for job types {missing[:5]} measured in {solo_path}")
+    workloads = workloads[workloads["workload"].isin(solo["workload"])].reset_index(drop=True)
+    return Tables(workloads, solo, pairs, device_table(sorted(solo["device"].unique())))
+
+
+def source_label(dataset: str, devices, families=()) -> str:
+    """The data source as figures and tables name it, e.g. "Gavel (measured, K80/P100/V100)"."""
+    devices = sorted(set(devices))
+    if dataset == "gavel":
+        label = f"Gavel (measured, {'/'.join(d.upper() for d in devices)})"
+        return label + (f", families {', '.join(families)} only" if families else "")
+    if dataset == "profiled":
+        return f"profiled on {', '.join(devices)}"
+    raise KeyError(f"unknown dataset {dataset!r}; expected one of {DATASETS}")
+
+
+def describe(tables: Tables) -> str:
+    """One line: solo rows, feasible and infeasible pairs, devices."""
+    feasible = tables.pairs["feasible"].astype(bool)
+    return (f"{len(tables.solo)} solo rows, {int(feasible.sum())} feasible pairs ({int((~feasible).sum())} "
+            f"infeasible, not targets) on {sorted(tables.solo['device'].unique())}")
+
+
+def run_protocol(tables: Tables, protocol: str, models: dict, util_models: dict, seeds, k: int = 5,
+                 workers: int = 1, progress: bool = False) -> Evaluation:
+    """Every pair model ({name: options}) and utilization model under one protocol, every seed.
+
+    The options are checked first (:func:`coloc.predict.registry.check_options`). A protocol
+    that does not apply to these tables gives empty predictions and utilization, its reason in
+    ``skipped``.
+    """
+    for name, options in models.items():
+        check_options(name, options, "pair")
+    for name, options in util_models.items():
+        check_options(name, options, "util")
+    try:
+        return evaluate(tables, protocol, models, seeds, k, workers, progress, util_models)
+    except ProtocolSkipped as err:
+        return Evaluation(protocol, pd.DataFrame(columns=PRED_COLUMNS), pd.DataFrame(columns=UTIL_COLUMNS),
+                          [f"{protocol} skipped: {err}"])
+
+
+def scores(evaluation: Evaluation, dataset: str) -> pd.DataFrame:
+    """The pair predictors' scores of one run (columns of SCORE_COLUMNS and ``dataset``)."""
+    return scores_of(evaluation).assign(dataset=dataset)
+
+
+def util_scores(evaluation: Evaluation, dataset: str) -> pd.DataFrame:
+    """The utilization predictors' scores of one run (columns of UTIL_SCORE_COLUMNS and ``dataset``)."""
+    return utilization_scores(evaluation.utilization, evaluation.protocol).assign(dataset=dataset)
+
+
+def per_device_mape(scores_table: pd.DataFrame) -> pd.DataFrame:
+    """MAPE (%) per predictor (rows) and device (columns), mean over seeds."""
+    part = scores_table[scores_table["scope"] == "device"]
+    if part.empty:
+        return pd.DataFrame()
+    return part.pivot_table(index="predictor", columns="key", values="MAPE", aggfunc="mean")
+
+
+def cpu_seconds(evaluation: Evaluation) -> pd.DataFrame:
+    """CPU seconds each pair predictor spent fitting and predicting, summed over folds and seeds."""
+    if evaluation.timings.empty:
+        return pd.DataFrame(columns=["fit_s", "predict_s"])
+    return evaluation.timings.groupby("predictor")[["fit_s", "predict_s"]].sum()
+
+
+def shown(predictions: pd.DataFrame, order) -> list[str]:
+    """The predictors of ``order`` that have predictions, in that order (then any others, sorted)."""
+    present = set(predictions["predictor"])
+    return [n for n in order if n in present] + sorted(present - set(order))
+
+
+def write_outputs(evaluation: Evaluation, dataset: str, predictions_path, utilization_path, scores_path,
+                  util_scores_path) -> None:
+    """The run's out-of-fold predictions, utilization predictions and both score tables, as Parquet."""
+    frames = {predictions_path: evaluation.predictions, utilization_path: evaluation.utilization,
+              scores_path: scores(evaluation, dataset), util_scores_path: util_scores(evaluation, dataset)}
+    for path, frame in frames.items():
+        frame.to_parquet(path, index=False)
+
+
+def _gather(paths, columns) -> pd.DataFrame:
+    """One table from every run's score file (``columns`` and ``dataset``, in the order of ``paths``)."""
+    frames = [pd.read_parquet(p) for p in paths]
+    frames = [f for f in frames if not f.empty]
+    if not frames:
+        return pd.DataFrame(columns=[*columns, "dataset"])
+    return pd.concat(frames, ignore_index=True)
+
+
+def gather_scores(paths) -> pd.DataFrame:
+    """The stage's table of pair predictor scores (every dataset, protocol, seed)."""
+    return _gather(paths, SCORE_COLUMNS)
+
+
+def gather_util_scores(paths) -> pd.DataFrame:
+    """The stage's table of utilization predictor scores."""
+    return _gather(paths, UTIL_SCORE_COLUMNS)
+
+
+def summary(scores_table: pd.DataFrame) -> pd.DataFrame:
+    """Overall scores averaged over seeds (mean and std of MAPE), one row per dataset x protocol x predictor
+    (with its params), MAPE ascending within a dataset and protocol."""
+    keys = ["dataset", "protocol", "predictor", "params"]
+    overall = scores_table[scores_table["scope"] == "overall"]
+    agg = overall.groupby(keys).agg(
+        MAE=("MAE", "mean"), MAPE=("MAPE", "mean"), MAPE_std=("MAPE", "std"), RMSLE=("RMSLE", "mean"),
+        R2=("R2", "mean"), max_error=("max_error", "max"), seeds=("seed", "nunique"), n=("n", "mean"))
+    return agg.reset_index().sort_values(["dataset", "protocol", "MAPE"]).reset_index(drop=True)
+
+
+TARGET_COLUMNS = ["dataset", "protocol", "target_MAPE", "best_predictor", "MAPE", "seeds", "meets"]
+
+
+def target_check(summary_table: pd.DataFrame, targets: dict, dataset: str = "gavel") -> pd.DataFrame:
+    """Whether the best predictor of ``dataset`` meets each protocol's MAPE target (%).
+
+    One row per target; a protocol that was not run has no best predictor and ``meets`` False.
+    """
+    rows = []
+    for protocol, target in targets.items():
+        part = summary_table[(summary_table["dataset"] == dataset) & (summary_table["protocol"] == protocol)]
+        if part.empty:
+            rows.append({"dataset": dataset, "protocol": protocol, "target_MAPE": float(target),
+                         "best_predictor": None, "MAPE": np.nan, "seeds": 0, "meets": False})
+            continue
+        best = part.sort_values("MAPE").iloc[0]
+        rows.append({"dataset": dataset, "protocol": protocol, "target_MAPE": float(target),
+                     "best_predictor": best["predictor"], "MAPE": float(best["MAPE"]), "seeds": int(best["seeds"]),
+                     "meets": bool(best["MAPE"] <= target)})
+    return pd.DataFrame(rows, columns=TARGET_COLUMNS)
