@@ -1,47 +1,94 @@
-# Stage 3: predictors (Horus, ISACPP's E-GGAT, baselines) fitted and cross-validated on Gavel's data
-# and on the locally profiled tables; out-of-fold predictions for the simulator, the results table, figures.
+# Stage 3: predictors (Horus, ISACPP's E-GGAT, baselines) cross-validated on Gavel's data and on the locally
+# profiled tables. One job per (dataset, protocol) writes that run's out-of-fold predictions, utilization
+# predictions and scores; a gather rule makes the stage's tables and the target check; a figures rule plots.
+# Gavel's runs read no profiling output. Every value from the config reaches the shell quoted ({...:q}).
+
+
+include: "predictors_common.smk"
 
 
 rule predictors:
     input:
+        unpack(predictor_tables),
         notebook=NOTEBOOKS / "03_predictors.ipynb",
+        code=code_of(NOTEBOOKS / "03_predictors.ipynb"),
         workloads="data/processed/workloads.parquet",
-        gavel_solo="data/processed/solo.parquet",
-        gavel_pairs="data/processed/pairs.parquet",
-        profiled_solo="data/processed/profiled/solo.parquet",
-        profiled_pairs="data/processed/profiled/pairs.parquet",
     output:
-        predictions=expand("data/processed/predictions_{protocol}.parquet", protocol=config["predictors"]["protocols"]),
-        utilization=expand("data/processed/utilization_{protocol}.parquet", protocol=config["predictors"]["protocols"]),
-        profiled_predictions=expand(
-            "data/processed/profiled/predictions_{protocol}.parquet", protocol=config["predictors"]["protocols"]
-        ),
-        profiled_utilization=expand(
-            "data/processed/profiled/utilization_{protocol}.parquet", protocol=config["predictors"]["protocols"]
-        ),
-        scores="data/processed/predictor_scores.parquet",
-        util_scores="data/processed/horus_util_scores.parquet",
-        summary="results/predictors/summary.csv",
-        figures=expand(
-            "figures/predictors/gavel_{protocol}_{kind}.png",
-            protocol=config["predictors"]["protocols"],
-            kind=["scatter", "error_cdf", "family_mape"],
-        ),
+        predictions=stage.RUN_FILES["predictions"],
+        utilization=stage.RUN_FILES["utilization"],
+        scores=stage.RUN_FILES["scores"],
+        util_scores=stage.RUN_FILES["util_scores"],
+    wildcard_constraints:
+        dataset="|".join(stage.DATASETS),
+        protocol="|".join(PRED["protocols"]),
     params:
-        settings=as_yaml({key: config["predictors"][key] for key in ("protocols", "seeds", "folds", "families", "models", "targets")}),
-    threads: config["predictors"]["workers"]
+        settings=predictor_settings,
+    threads: PRED["workers"]
     log:
-        notebook="results/notebooks/03_predictors.ipynb",
+        notebook="results/notebooks/03_predictors/{dataset}/{protocol}.ipynb",
     conda:
         ENV
     shell:
-        "papermill {input.notebook} {log.notebook} -k python3 --cwd . "
-        "-p workloads_path {input.workloads} -p gavel_solo_path {input.gavel_solo} "
-        "-p gavel_pairs_path {input.gavel_pairs} -p profiled_solo_path {input.profiled_solo} "
-        "-p profiled_pairs_path {input.profiled_pairs} -p out_dir data/processed "
-        "-p profiled_out_dir data/processed/profiled -p scores_path {output.scores} "
-        "-p util_scores_path {output.util_scores} -p summary_path {output.summary} "
-        "-p figures_dir figures/predictors -p workers {threads} -y {params.settings:q}"
+        "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
+        "-p dataset {wildcards.dataset:q} -p protocol {wildcards.protocol:q} "
+        "-p workloads_path {input.workloads:q} -p solo_path {input.solo:q} -p pairs_path {input.pairs:q} "
+        "-p predictions_path {output.predictions:q} -p utilization_path {output.utilization:q} "
+        "-p scores_path {output.scores:q} -p util_scores_path {output.util_scores:q} "
+        "-p workers {threads:q} -y {params.settings:q}"
 
 
-ALL_OUTPUTS.extend(rules.predictors.output)
+rule predictors_summary:
+    input:
+        notebook=NOTEBOOKS / "03_predictors_summary.ipynb",
+        code=code_of(NOTEBOOKS / "03_predictors_summary.ipynb"),
+        scores=predictor_runs("scores"),
+        util_scores=predictor_runs("util_scores"),
+    output:
+        scores="data/processed/predictor_scores.parquet",
+        util_scores="data/processed/utilization_scores.parquet",
+        summary="results/predictors/summary.csv",
+        targets="results/predictors/targets.csv",
+    params:
+        settings=as_yaml({"score_paths": predictor_runs("scores"), "util_score_paths": predictor_runs("util_scores"),
+                          "targets": PRED["targets"]}),
+    log:
+        notebook="results/notebooks/03_predictors_summary.ipynb",
+    conda:
+        ENV
+    shell:
+        "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
+        "-p scores_path {output.scores:q} -p util_scores_path {output.util_scores:q} "
+        "-p summary_path {output.summary:q} -p targets_path {output.targets:q} -y {params.settings:q}"
+
+
+rule predictors_figures:
+    input:
+        notebook=NOTEBOOKS / "03_predictors_figures.ipynb",
+        code=code_of(NOTEBOOKS / "03_predictors_figures.ipynb"),
+        predictions=predictor_runs("predictions"),
+        utilization=expand(stage.RUN_FILES["utilization"], dataset="gavel", protocol=PRED["protocols"]),
+        scores=rules.predictors_summary.output.scores,
+    output:
+        gavel=expand(GAVEL_FIGURE, protocol=PRED["protocols"], kind=GAVEL_FIGURE_KINDS),
+        profiled=directory("figures/predictors/profiled"),
+    params:
+        settings=as_yaml({
+            "prediction_paths": {d: {p: prediction_file("predictions", d, p) for p in PRED["protocols"]}
+                                 for d in stage.DATASETS},
+            "utilization_paths": {p: prediction_file("utilization", "gavel", p) for p in PRED["protocols"]},
+            "gavel_figure_paths": {p: {k: GAVEL_FIGURE.format(protocol=p, kind=k) for k in GAVEL_FIGURE_KINDS}
+                                   for p in PRED["protocols"]},
+            "families": PRED["families"],
+            "order": list(PRED["models"]),
+        }),
+    log:
+        notebook="results/notebooks/03_predictors_figures.ipynb",
+    conda:
+        ENV
+    shell:
+        "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
+        "-p scores_path {input.scores:q} -p profiled_figures_dir {output.profiled:q} -y {params.settings:q}"
+
+
+ALL_OUTPUTS.extend(rules.predictors_summary.output)
+ALL_OUTPUTS.extend(rules.predictors_figures.output)

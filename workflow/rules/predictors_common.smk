@@ -1,0 +1,40 @@
+# Helpers of the predictors stage (workflow/rules/predictors.smk): the checked model options, the run files.
+# prediction_file(kind, dataset, protocol) is the path of an out-of-fold file, for the rules that read one.
+
+from coloc.predict import check_options, stage
+
+PRED = config["predictors"]
+# Every configured model and its options, checked against the registry before anything runs.
+for _name, _options in PRED["models"].items():
+    check_options(_name, _options, "pair")
+for _name, _options in PRED["util_models"].items():
+    check_options(_name, _options, "util")
+
+GAVEL_FIGURE = "figures/predictors/gavel_{protocol}_{kind}.png"
+GAVEL_FIGURE_KINDS = ["scatter", "error_cdf", "family_mape"] + (["horus_util"] if "horus" in PRED["util_models"] else [])
+
+
+def prediction_file(kind, dataset, protocol):
+    """The out-of-fold file of ``kind`` ("predictions": pairs, "utilization": solo utilization) that the predictors
+    stage makes for ``dataset`` ("gavel" or "profiled") under ``protocol``; ValueError for one it does not make."""
+    if kind not in ("predictions", "utilization"):
+        raise ValueError(f"prediction_file: kind {kind!r}; expected 'predictions' or 'utilization'")
+    return stage.run_file(kind, dataset, protocol, PRED["protocols"])
+
+
+def predictor_runs(kind):
+    """The ``kind`` file (a key of stage.RUN_FILES) of every (dataset, protocol) run."""
+    return expand(stage.RUN_FILES[kind], dataset=list(stage.DATASETS), protocol=PRED["protocols"])
+
+
+def predictor_tables(wildcards):
+    """The solo and pairs tables of the run's dataset."""
+    folder = stage.DATASET_FOLDERS[wildcards.dataset]
+    return {"solo": f"{folder}/solo.parquet", "pairs": f"{folder}/pairs.parquet"}
+
+
+def predictor_settings(wildcards):
+    """The run's settings as notebook parameters (Gavel's families apply to Gavel only)."""
+    settings = {key: PRED[key] for key in ("seeds", "folds", "models", "util_models")}
+    settings["families"] = PRED["families"] if wildcards.dataset == "gavel" else []
+    return as_yaml(settings)
