@@ -1,4 +1,9 @@
-"""The workflow config: scalars given as text on the command line, typed by the schema.
+"""The workflow config: typed by the schema, then checked before anything runs.
+
+:func:`check` refuses a config with mistakes in one :class:`ConfigError` naming each by key
+path: every schema violation, and the cross-checks between sections (policy and predictor
+names against their registries, the simulation's protocol and predictors against those the
+predictors stage makes, every trace with a spec).
 
 ``snakemake --config 'predictors={"workers": 1}'`` hands the workflow the string ``"1"``
 inside a nested value, which the schema then rejects. :func:`typed_by_schema` reads such
@@ -103,6 +108,7 @@ def key_path(parts) -> str:
 
 
 def _lines(error: jsonschema.ValidationError) -> list[str]:
+    """One error of the schema as lines naming the key path (an unknown key: one line each)."""
     where = list(error.absolute_path)
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
         allowed = sorted(error.schema.get("properties", {}))
@@ -113,25 +119,29 @@ def _lines(error: jsonschema.ValidationError) -> list[str]:
             lines.append(f"{key_path([*where, key])}: unknown key{hint}; expected one of {allowed}")
         return lines
     if error.validator in ("oneOf", "anyOf") and error.context:
-        # the alternative the value was meant for: the one whose type and discriminating constants fit
-        branches: dict[int, list] = {}
-        for sub in error.context:
-            branches.setdefault(sub.schema_path[0], []).append(sub)
-        fitting = [subs for subs in branches.values() if not any(_rules_out(sub) for sub in subs)]
-        if len(fitting) == 1:
-            return [line for sub in fitting[0] for line in _lines(sub)]
-        keys = set.intersection(*({tuple(sub.relative_path) for sub in subs if _rules_out(sub)}
-                                  for subs in branches.values())) - {()}
-        if keys and not fitting:  # every alternative refuses the same key's value (e.g. a trace spec's source)
-            key = min(keys)
-            allowed = [sub.validator_value for subs in branches.values() for sub in subs
-                       if tuple(sub.relative_path) == key and sub.validator == "const"]
-            return [f"{key_path([*where, *key])}: {error.instance[key[0]]!r} is none of: "
-                    f"{' | '.join(map(repr, allowed)) or 'the alternatives'}"]
-        alternatives = " | ".join(_summary(branch) for branch in error.validator_value)
-        return [f"{key_path(where) or '(top level)'}: {error.instance!r:.80} is none of: {alternatives}"]
+        return _alternative_lines(error, where)
     described = error.schema.get("description") if isinstance(error.schema, dict) else None
     return [f"{key_path(where) or '(top level)'}: {error.message}" + (f" ({described})" if described else "")]
+
+
+def _alternative_lines(error: jsonschema.ValidationError, where: list) -> list[str]:
+    """A value that fits none of a oneOf: the errors of the alternative it was meant for, where one is."""
+    branches: dict[int, list] = {}
+    for sub in error.context:
+        branches.setdefault(sub.schema_path[0], []).append(sub)
+    fitting = [subs for subs in branches.values() if not any(_rules_out(sub) for sub in subs)]
+    if len(fitting) == 1:
+        return [line for sub in fitting[0] for line in _lines(sub)]
+    keys = set.intersection(*({tuple(sub.relative_path) for sub in subs if _rules_out(sub)}
+                              for subs in branches.values())) - {()}
+    if keys and not fitting:  # every alternative refuses the same key's value (e.g. a trace spec's source)
+        key = min(keys)
+        allowed = [sub.validator_value for subs in branches.values() for sub in subs
+                   if tuple(sub.relative_path) == key and sub.validator == "const"]
+        return [f"{key_path([*where, *key])}: {error.instance[key[0]]!r} is none of: "
+                f"{' | '.join(map(repr, allowed)) or 'the alternatives'}"]
+    alternatives = " | ".join(_summary(branch) for branch in error.validator_value)
+    return [f"{key_path(where) or '(top level)'}: {error.instance!r:.80} is none of: {alternatives}"]
 
 
 def _rules_out(error: jsonschema.ValidationError) -> bool:
