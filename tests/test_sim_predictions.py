@@ -3,9 +3,9 @@ import math
 
 import pandas as pd
 import pytest
-from sim_cases import ABC, truth_abc
+from sim_cases import ABC, tables, trace, truth_abc
 
-from coloc.sim import Predictions
+from coloc.sim import Predictions, experiment
 from coloc.sim.experiment import parse_policy
 from coloc.sim.predictions import TOLERANCE
 
@@ -67,3 +67,68 @@ def test_oracle_predictions_are_the_measured_pairs():
 def test_policy_names_may_carry_a_predictor():
     assert parse_policy("coloc~lgbm", "egat") == ("coloc", "lgbm")
     assert parse_policy("isacpp", "egat") == ("isacpp", "egat")
+
+
+@pytest.mark.parametrize("column, value", [("pred_norm_a", -0.2), ("pred_norm_b", 0.0), ("pred_norm_a", 2.5),
+                                           ("pred_norm_b", math.inf), ("pred_std_a", -0.1)])
+def test_absurd_predictions_are_refused_naming_file_predictor_pair_and_value(tmp_path, column, value):
+    rows = frame([("v100", "a", "b", "p", 0, 0.5, 0.7, 0.1, 0.1), ("v100", "a", "c", "p", 0, 0.6, 0.8, 0.1, 0.1)])
+    rows.loc[1, column] = value
+    path = tmp_path / "predictions_lofo.parquet"
+    rows.to_parquet(path)
+    with pytest.raises(ValueError) as refused:
+        Predictions.from_files(path, None, "p", None)
+    message = str(refused.value)
+    assert str(path) in message and "predictor 'p'" in message and "('v100', 'a', 'c')" in message
+    assert f"{column} = {value}; expected" in message
+
+
+def test_absurd_utilization_is_refused():
+    util = pd.DataFrame({"device": "v100", "workload": ["a", "b"], "predictor": "h", "pred_util": [0.4, -0.3]})
+    with pytest.raises(ValueError, match=r"predictor 'h': \('v100', 'b'\): pred_util = -0.3; expected a utilization"):
+        Predictions.from_frames(None, util, None, "h", source="utilization_lofo.parquet")
+
+
+def run_config(policy="isacpp", **kwargs):
+    return experiment.RunConfig("t", policy, 0, 2, 1.0, predictor_norm="p", predictor_util="h", **kwargs)
+
+
+def test_a_nan_prediction_for_a_feasible_pair_the_run_uses_is_refused():
+    solo, pairs = tables(ABC)
+    rows = [(d, a, b, "p", 0, na - 0.1, nb - 0.1, 0.0, 0.0) for (a, b), (na, nb) in ABC.items() for d in ["v100"]]
+    rows[4] = ("v100", "b", "c", "p", 0, math.nan, math.nan, 0.0, 0.0)
+    preds = Predictions.from_frames(frame(rows), None, "p", None, source="predictions_lofo.parquet")
+    table = trace([(i, 10.0 * i, 100.0, 1, "bc"[i % 2]) for i in range(6)]).assign(cluster="x")
+    with pytest.raises(ValueError, match=r"predictions_lofo.parquet\) lack 1 feasible pairs on v100 used by the "
+                                         r"trace, e\.g\. \('b', 'c'\): NaN"):
+        experiment.run(run_config("coloc"), {"source": "philly"}, solo, pairs, table, preds)
+
+
+def test_a_utilization_file_given_but_missing_is_an_error_for_a_policy_that_reads_it(tmp_path):
+    norm = tmp_path / "predictions_lofo.parquet"
+    frame([("v100", "a", "b", "p", 0, 0.5, 0.7, 0.0, 0.0)]).to_parquet(norm)
+    missing = tmp_path / "utilization_lofo.parquet"
+    with pytest.raises(FileNotFoundError, match="'isacpp' is given, and would use, the out-of-fold util predictions "
+                                                "file .*utilization_lofo.parquet'?, which does not exist"):
+        experiment.load_predictions(run_config("isacpp"), norm, missing)
+    assert not experiment.load_predictions(run_config("isacpp"), norm, "").has_util()  # none given: none used
+    assert experiment.load_predictions(run_config("fifo"), norm, missing) is None     # fifo reads neither
+    with pytest.raises(FileNotFoundError, match="'horus' needs the out-of-fold util"):
+        experiment.load_predictions(run_config("horus"), norm, missing)
+
+
+def test_predictor_parameters_reach_the_summary_row():
+    solo, pairs = tables(ABC)
+    rows = frame([(d, a, b, "p", 0, na, nb, 0.0, 0.0) for (a, b), (na, nb) in ABC.items() for d in ["v100"]])
+    util = pd.DataFrame({"device": "v100", "workload": list("abc"), "predictor": "h", "pred_util": 0.3})
+    table = trace([(i, 10.0 * i, 100.0, 1, "abc"[i % 3]) for i in range(6)]).assign(cluster="x")
+    with_params = Predictions.from_frames(rows.assign(params='{"alpha": 1}'), util.assign(params='{"depth": 3}'),
+                                          "p", "h")
+    _, _, summary = experiment.run(run_config("isacpp"), {"source": "philly"}, solo, pairs, table, with_params)
+    assert summary.loc[0, "predictor_norm_params"] == '{"alpha": 1}'
+    assert summary.loc[0, "predictor_util_params"] == '{"depth": 3}'
+    _, _, plain = experiment.run(run_config("isacpp"), {"source": "philly"}, solo, pairs, table,
+                                 Predictions.from_frames(rows, util, "p", "h"))
+    assert plain.loc[0, "predictor_norm_params"] == plain.loc[0, "predictor_util_params"] == ""
+    with pytest.raises(ValueError, match="rows carry 2 different params"):
+        Predictions.from_frames(rows.assign(params=['{"a": 1}', '{"a": 2}'] * 3), None, "p", None)
