@@ -58,7 +58,7 @@ class Scripted(Policy):
     def __init__(self, plan: dict[int, tuple[int, ...]]):
         self.plan = plan
 
-    def schedule(self, sim) -> None:
-        for job in list(sim.queue):
+    def schedule(self, view) -> None:
+        for job in list(view.queue):
             if job.job_id in self.plan:
-                sim.place(job, self.plan[job.job_id])
+                view.place(job, self.plan[job.job_id])

@@ -105,10 +105,10 @@ def test_cap_on_jobs_per_gpu_is_enforced():
 class PlacesTwice(Scripted):
     """Test helper: a buggy policy that places a running job again."""
 
-    def schedule(self, sim):
-        super().schedule(sim)
-        for job in list(sim.running.values()):
-            sim.place(job, (1,))
+    def schedule(self, view):
+        super().schedule(view)
+        for job in list(view.running.values()):
+            view.place(job, (1,))
 
 
 def test_double_placement_fails_loudly():

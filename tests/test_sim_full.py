@@ -18,6 +18,7 @@ def philly(raw_files):
     return GroundTruth(solo, pairs, "v100"), trace
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, gpus", [("fifo", 2048), ("isacpp", 2048)])
 def test_whole_philly_trace_keeps_every_invariant(philly, name, gpus):
     truth, trace = philly
@@ -33,6 +34,7 @@ def test_whole_philly_trace_keeps_every_invariant(philly, name, gpus):
     assert 0 < summary["gpu_util_mean"] <= 1 and summary["jct_p99"] >= summary["jct_median"]
 
 
+@pytest.mark.slow
 def test_partial_philly_trace_packs_under_pressure(philly):
     truth, trace = philly
     part = trace.head(6000)
