@@ -40,7 +40,10 @@ class SimResult:
 
 
 class Simulator:
-    """One run of one policy over one trace on one cluster; the policy acts on `view`."""
+    """One run of one policy over one trace on one cluster; the policy acts on `view`.
+
+    `seed` labels the run (the trace already holds the seed's draws; nothing here is random).
+    """
 
     def __init__(self, trace: pd.DataFrame, truth: GroundTruth, policy, spec: ClusterSpec,
                  predictions: Predictions | None = None, restart_cost_s: float = 0.0,
@@ -52,7 +55,7 @@ class Simulator:
         profile = Profile.of(truth)
         self.jobs = jobs_from_trace(trace, profile, spec)
         self.arrivals = sorted(self.jobs.values(), key=lambda j: (j.submit_time, j.job_id))
-        self.view = SchedulerView(spec, profile, predictions, policy.queue_key, restart_cost_s, seed)
+        self.view = SchedulerView(spec, profile, predictions, policy.queue_key, restart_cost_s)
         self._events: list = []
         self._seq = 0
         self._factor_cache: dict = {}

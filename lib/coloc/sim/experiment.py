@@ -57,13 +57,14 @@ def load_predictions(config: RunConfig, predictions_path: str | Path | None,
         return None
     chosen = {}
     for what, path in (("norm", predictions_path), ("util", utilization_path)):
-        required, optional = what in declared["needs"], what in declared["optional"]
-        if (required or (optional and path)) and (not path or not Path(path).exists()):
+        required = what in declared["needs"]
+        if not (required or (what in declared["optional"] and path)):
+            continue
+        if not path or not Path(path).exists():
             role = "needs" if required else "is given, and would use,"
             raise FileNotFoundError(f"policy {config.policy!r} {role} the out-of-fold {what} predictions file "
                                     f"{str(path or '')!r}, which does not exist")
-        if required or (optional and path):
-            chosen[what] = path
+        chosen[what] = path
     return Predictions.from_files(chosen.get("norm"), chosen.get("util"), config.predictor_norm or None,
                                   config.predictor_util or None, seed=config.seed)
 

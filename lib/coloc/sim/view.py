@@ -14,8 +14,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-import numpy as np
-
 from coloc.sim.checks import SimulationError
 from coloc.sim.cluster import Cluster, ClusterSpec
 from coloc.sim.job import QUEUED, RUNNING, Job
@@ -60,7 +58,7 @@ class SchedulerView:
     """The queue, the cluster, running jobs, the time, predictions, known facts and the actions."""
 
     def __init__(self, spec: ClusterSpec, profile: Profile, predictions: Predictions | None,
-                 queue_key: Callable[[Job], tuple], restart_cost_s: float = 0.0, seed: int = 0):
+                 queue_key: Callable[[Job], tuple], restart_cost_s: float = 0.0):
         self.spec = spec
         self.cluster = Cluster(spec)
         self.profile = profile
@@ -69,7 +67,6 @@ class SchedulerView:
         self.running: dict[int, Job] = {}
         self.now = 0.0
         self.restart_cost_s = float(restart_cost_s)
-        self.rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(7,)))  # the policy's randomness
         self.effective = 0.0          # sum over running jobs of num_gpus x factor
         self.dirty: set[int] = set()  # GPUs whose jobs changed since the Simulator last set rates
         self.stats = {"events": 0, "rounds": 0, "decision_time_s": 0.0, "preemptions": 0,
