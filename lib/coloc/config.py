@@ -278,7 +278,4 @@ def reads(policy: str) -> tuple[str, ...]:
     """The prediction kinds ("norm", "util") a registered policy reads, needed or optional."""
     from coloc import policies
 
-    if hasattr(policies, "prediction_needs"):
-        return tuple(policies.prediction_needs(policy))
-    made = policies.get(policy)  # before coloc.policies.prediction_needs
-    return (*made.needs, *made.optional)
+    return policies.prediction_needs(policy)

@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from coloc.policies import KINDS
+
 SUMMARY_METRICS = {
     "jct_mean": "mean JCT (h)", "jct_p99": "p99 JCT (h)", "makespan": "makespan (h)",
     "queue_delay_mean": "mean queueing delay (h)", "gpu_util_mean": "GPU utilization (busy share)",
@@ -19,19 +21,16 @@ SUMMARY_METRICS = {
 HOURS = {"jct_mean", "jct_p99", "makespan", "queue_delay_mean"}
 
 
-KIND_ORDER = ("baseline", "predictive", "oracle")
-
-
 def policy_order(summary: pd.DataFrame) -> list[str]:
     """Policies by kind (baselines, predictive, oracles), in order of appearance within a kind.
 
     ``summary`` has the columns policy and kind (the simulation summary has both).
     """
     kinds = dict(zip(summary["policy"], summary["kind"]))
-    rank = {kind: i for i, kind in enumerate(KIND_ORDER)}
+    rank = {kind: i for i, kind in enumerate(KINDS)}
     unknown = sorted(set(kinds.values()) - set(rank))
     if unknown:
-        raise ValueError(f"policy kinds {unknown} not among {list(KIND_ORDER)}")
+        raise ValueError(f"policy kinds {unknown} not among {list(KINDS)}")
     return sorted(kinds, key=lambda policy: rank[kinds[policy]])
 
 

@@ -1,0 +1,27 @@
+"""coloc.plots: policies ordered by kind; saving writes the file and frees the figure when nothing shows it."""
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import pytest
+
+from coloc import plots
+from coloc.plots.simulation import policy_order
+
+
+def test_policies_are_ordered_by_kind_then_by_appearance():
+    summary = pd.DataFrame({"policy": ["oracle", "coloc", "fifo", "isacpp", "sjf", "tiresias"],
+                            "kind": ["oracle", "predictive", "baseline", "predictive", "oracle", "baseline"]})
+    assert policy_order(summary) == ["fifo", "tiresias", "coloc", "isacpp", "oracle", "sjf"]
+
+
+def test_an_unknown_kind_is_refused_by_name():
+    with pytest.raises(ValueError, match="'bound'"):
+        policy_order(pd.DataFrame({"policy": ["x"], "kind": ["bound"]}))
+
+
+def test_save_writes_the_figure_and_closes_it_on_a_file_only_backend(tmp_path):
+    assert plt.get_backend().lower() == "agg"  # tests/conftest.py
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    path = plots.save(fig, tmp_path / "sub" / "line.png")
+    assert path.stat().st_size > 1000 and fig.number not in plt.get_fignums()
