@@ -14,11 +14,6 @@ PAIR_COLUMNS = ["device", "workload_a", "workload_b", "tput_a", "tput_b", "norm_
 TRACE_COLUMNS = ["job_id", "submit_time", "duration", "num_gpus", "workload", "cluster"]
 
 
-@pytest.fixture(scope="module")
-def gavel(raw_files):
-    return datasets.load_gavel(raw_files["gavel_throughputs"])
-
-
 def test_gavel_parses_to_the_published_pair_counts(gavel):
     solo, pairs = gavel
     assert list(solo.columns) == SOLO_COLUMNS and list(pairs.columns) == PAIR_COLUMNS

@@ -11,8 +11,8 @@ JOBS_CONTRACT = ["job_id", "policy", "submit_time", "start_time", "finish_time",
 
 
 @pytest.fixture(scope="module")
-def philly(raw_files):
-    solo, pairs = datasets.load_gavel(raw_files["gavel_throughputs"])
+def philly(raw_files, gavel):
+    solo, pairs = gavel
     trace = datasets.trace_from_philly(raw_files["philly_trace"], solo, assign="uniform", seed=0,
                                        reference_device="v100")
     return GroundTruth(solo, pairs, "v100"), trace
