@@ -2,8 +2,8 @@
 
 Read statically from the import statements (``import coloc.x``, ``from coloc.x import y``,
 ``from coloc import x``, relative imports), followed transitively. Importing a module runs the
-``__init__`` of every package above it, so those are in too; a package whose ``__init__`` discovers
-its modules (a registry that imports every module with ``pkgutil``) brings all of its modules.
+``__init__`` of every package above it, so those are in too; a module that discovers the modules of its
+package (a registry that imports every one of them with ``pkgutil``) brings all of them.
 Editing any listed file makes Snakemake rerun the rule (and what depends on its outputs), and
 editing any other file does not.
 """
@@ -39,11 +39,11 @@ def _closure(start: set[tuple[str, ...]]) -> list[Path]:
             if path in seen:
                 continue
             seen.add(path)
-            package = parts if path.name == "__init__.py" else parts[:-1]
-            tree = ast.parse(path.read_text(), filename=str(path))
-            todo.extend(_imports(tree, package))
-            if path.name == "__init__.py" and "pkgutil" in path.read_text():
-                todo.extend(parts + (p.stem,) for p in path.parent.glob("*.py") if p.stem != "__init__")
+            package = path.parent.relative_to(ROOT).parts  # the package this file is in (or is)
+            source = path.read_text()
+            todo.extend(_imports(ast.parse(source, filename=str(path)), package))
+            if "pkgutil" in source:  # a registry that imports every module of its package
+                todo.extend(package + (p.stem,) for p in path.parent.glob("*.py") if p.stem != "__init__")
     return sorted(seen)
 
 

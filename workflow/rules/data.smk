@@ -21,7 +21,7 @@ rule download:
         ENV
     shell:
         "coloc fetch --file {wildcards.file:q} --url {params.url:q} --sha256 {params.sha256:q} "
-        "--raw-dir data/raw --mirror {params.mirror:q} 2>&1 | tee {log:q}"
+        "--raw-dir data/raw --mirror={params.mirror:q} 2>&1 | tee {log:q}"
 
 
 rule data_tables:

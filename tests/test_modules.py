@@ -1,0 +1,44 @@
+"""coloc.modules: the library files a notebook runs (the workflow's code inputs) are exact and stable."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from coloc import modules
+
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOKS = REPO / "notebooks"
+
+
+def names(files) -> set[str]:
+    return {str(f.relative_to(modules.ROOT)) for f in files}
+
+
+def test_a_notebook_runs_the_modules_it_imports_and_theirs_only():
+    data = names(modules.files_of_notebook(NOTEBOOKS / "00_data.ipynb"))
+    assert {"__init__.py", "datasets.py", "params.py", "plots/__init__.py", "plots/data.py"} <= data
+    assert not {f for f in data if f.startswith(("predict/", "sim/", "policies/", "profiler/"))}
+
+
+def test_a_registry_that_imports_every_module_of_its_package_brings_them_all():
+    predictors = names(modules.files_of_notebook(NOTEBOOKS / "03_predictors.ipynb"))
+    every = {f"predict/{p.name}" for p in (modules.ROOT / "predict").glob("*.py")}
+    assert every <= predictors
+    simulation = names(modules.files_of_notebook(NOTEBOOKS / "04_simulation.ipynb"))
+    assert {f"policies/{p.name}" for p in (modules.ROOT / "policies").glob("*.py")} <= simulation
+    assert "sim/engine.py" in simulation and not {f for f in simulation if f.startswith("predict/")}
+
+
+def test_imports_inside_the_package_are_followed():
+    cli = names(modules.files_of_module("coloc.cli"))
+    assert cli == {"__init__.py", "cli.py", "sources.py"}
+
+
+def test_the_list_is_the_same_whatever_the_hash_seed():
+    code = ("from coloc import modules; "
+            "print(len(modules.files_of_notebook('notebooks/03_predictors.ipynb')))")
+    counts = {subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                             env=dict(os.environ, PYTHONHASHSEED=str(seed)), check=True).stdout
+              for seed in range(4)}
+    assert len(counts) == 1
