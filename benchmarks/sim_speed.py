@@ -113,8 +113,8 @@ def main() -> None:
     parser.add_argument("--scale-sizes", type=int, nargs="*", default=[], help="jobs of the scale runs (none: skip)")
     parser.add_argument("--processed", type=Path, default=Path("data/processed"))
     parser.add_argument("--raw-dir", type=Path, default=Path(os.environ.get("COLOC_DATA_MIRROR") or "data/raw"))
-    parser.add_argument("--predictions", type=Path, help="default: <processed>/predictions_lofo.parquet")
-    parser.add_argument("--utilization", type=Path, help="default: <processed>/utilization_lofo.parquet")
+    parser.add_argument("--predictions", type=Path, help="default: <processed>/predictions/gavel/lofo.parquet")
+    parser.add_argument("--utilization", type=Path, help="default: <processed>/utilization/gavel/lofo.parquet")
     parser.add_argument("--predictor", default="egat")
     parser.add_argument("--util-predictor", default="horus")
     parser.add_argument("--target", type=float, default=2000.0, help="jobs/s every policy should reach")
@@ -123,8 +123,8 @@ def main() -> None:
 
     solo, pairs, trace, source = load_tables(args.processed, args.raw_dir)
     truth = GroundTruth(solo, pairs, "v100")
-    preds, preds_source = load_predictions(truth, args.predictions or args.processed / "predictions_lofo.parquet",
-                                           args.utilization or args.processed / "utilization_lofo.parquet",
+    preds, preds_source = load_predictions(truth, args.predictions or args.processed / "predictions" / "gavel" / "lofo.parquet",
+                                           args.utilization or args.processed / "utilization" / "gavel" / "lofo.parquet",
                                            args.predictor, args.util_predictor)
     names = args.policies or policies.names()
     skipped = [n for n in names if "util" in required(n) and not preds.has_util()]

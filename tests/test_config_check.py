@@ -103,7 +103,6 @@ def test_model_run_options_name_only_the_stages_seeds_and_protocols():
     assert "predictors.models.egat.protocols: ['lofoo'] not among predictors.protocols" in message
 
 
-@pytest.mark.skipif(not hasattr(predict, "check_options"), reason="coloc.predict.check_options not there yet")
 def test_a_misspelled_model_option_is_refused():
     message = mistakes({"predictors": {"models": {"lgbm": {"n_estimatorz": 3}}}})
     assert "predictors.models.lgbm:" in message and "'n_estimatorz'" in message

@@ -193,14 +193,10 @@ def _model_problems(pred: dict) -> list[str]:
                 extra = [v for v in options.get(key, []) if v not in pred[key]]
                 if extra:
                     problems.append(f"{where}.{key}: {extra} not among predictors.{key} {pred[key]}")
-            if hasattr(predict, "check_options"):
-                try:
-                    predict.check_options(name, options, kind)
-                except (KeyError, ValueError) as err:
-                    problems.append(f"{where}: {err.args[0] if err.args else err}")
-            elif options.get("base", name) not in predictor_names(kind):
-                problems.append(f"{where}: unknown {kind} predictor {options.get('base', name)!r}; "
-                                f"known: {predictor_names(kind)}")
+            try:
+                predict.check_options(name, options, kind)
+            except (KeyError, ValueError) as err:
+                problems.append(f"{where}: {err.args[0] if err.args else err}")
     return problems
 
 
@@ -269,9 +265,7 @@ def predictor_names(kind: str) -> list[str]:
     """Registered predictors of one kind: "pair" (co-located throughput) or "util" (solo utilization)."""
     from coloc import predict
 
-    if hasattr(predict, "names"):
-        return predict.names(kind)
-    return sorted(predict.REGISTRY) if kind == "pair" else ["horus"]  # before coloc.predict.names(kind)
+    return predict.names(kind)
 
 
 def reads(policy: str) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ rule simulate:
     input:
         unpack(sim_prediction_inputs),
         notebook=NOTEBOOKS / "04_simulation.ipynb",
+        code=code_of(NOTEBOOKS / "04_simulation.ipynb"),
         solo="data/processed/solo.parquet",
         pairs="data/processed/pairs.parquet",
         trace="data/processed/trace.parquet",
@@ -25,17 +26,18 @@ rule simulate:
     conda:
         ENV
     shell:
-        "papermill {input.notebook} {log.notebook} -k python3 --cwd . "
-        "-p trace_name {wildcards.trace} -p policy {wildcards.policy} -p seed {wildcards.seed} "
-        "-p gpus {wildcards.gpus} -p load {wildcards.load} "
-        "-p solo_path {input.solo} -p pairs_path {input.pairs} -p trace_path {input.trace} "
-        "-p jobs_out {output.jobs} -p summary_out {output.summary} -p utilization_out {output.utilization} "
+        "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
+        "-p trace_name {wildcards.trace:q} -p policy {wildcards.policy:q} -p seed {wildcards.seed:q} "
+        "-p gpus {wildcards.gpus:q} -p load {wildcards.load:q} "
+        "-p solo_path {input.solo:q} -p pairs_path {input.pairs:q} -p trace_path {input.trace:q} "
+        "-p jobs_out {output.jobs:q} -p summary_out {output.summary:q} -p utilization_out {output.utilization:q} "
         "-y {params.spec:q} -y {params.predictions:q} -y {params.settings:q}"
 
 
 rule simulation_summary:
     input:
         notebook=NOTEBOOKS / "04_simulation_summary.ipynb",
+        code=code_of(NOTEBOOKS / "04_simulation_summary.ipynb"),
         summaries=sim_runs("summary"),
         jobs=sim_runs("jobs"),
         utilization=sim_runs("utilization"),
@@ -52,14 +54,15 @@ rule simulation_summary:
     conda:
         ENV
     shell:
-        "papermill {input.notebook} {log.notebook} -k python3 --cwd . "
-        "-p summary_out {output.summary} -p summary_csv_out {output.csv} -p jobs_out {output.jobs} "
-        "-p utilization_out {output.utilization} -y {params.paths:q}"
+        "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
+        "-p summary_out {output.summary:q} -p summary_csv_out {output.csv:q} -p jobs_out {output.jobs:q} "
+        "-p utilization_out {output.utilization:q} -y {params.paths:q}"
 
 
 rule simulation_figures:
     input:
         notebook=NOTEBOOKS / "04_simulation_figures.ipynb",
+        code=code_of(NOTEBOOKS / "04_simulation_figures.ipynb"),
         summary=rules.simulation_summary.output.summary,
         jobs=rules.simulation_summary.output.jobs,
         utilization=rules.simulation_summary.output.utilization,
@@ -74,8 +77,8 @@ rule simulation_figures:
     conda:
         ENV
     shell:
-        "papermill {input.notebook} {log.notebook} -k python3 --cwd . "
-        "-p summary_path {input.summary} -p jobs_path {input.jobs} -p utilization_path {input.utilization} "
+        "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
+        "-p summary_path {input.summary:q} -p jobs_path {input.jobs:q} -p utilization_path {input.utilization:q} "
         "-p figures_dir figures/sim -y {params.settings:q}"
 
 

@@ -1,14 +1,8 @@
 # Helpers of the simulation stage (workflow/rules/simulation.smk): the sweep from config, per-run parameters.
+from coloc.sim import experiment
 
 SIM = config["simulation"]
 SIM_RUN = "results/sim/{trace}/{policy}/seed{seed}_gpus{gpus}_load{load}"
-# Prediction files each predictive policy reads (out-of-fold, made by the predictors stage).
-SIM_PREDICTION_FILES = {
-    "horus": ["utilization"],
-    "isacpp": ["predictions", "utilization"],
-    "coloc": ["predictions"],
-    "coloc-fifo": ["predictions"],
-}
 
 
 wildcard_constraints:
@@ -30,10 +24,8 @@ def sim_runs(kind):
 
 
 def sim_prediction_inputs(wildcards):
-    """The out-of-fold prediction files the run's policy reads ({} for non-predictive policies)."""
-    protocol = SIM["protocol"]
-    wanted = SIM_PREDICTION_FILES.get(wildcards.policy.split("~")[0], [])
-    return {kind: f"data/processed/{kind}_{protocol}.parquet" for kind in wanted}
+    """The out-of-fold Gavel prediction files the run's policy declares it reads ({} for the others)."""
+    return {kind: prediction_file(kind, "gavel", SIM["protocol"]) for kind in experiment.prediction_files(wildcards.policy)}
 
 
 def sim_prediction_paths(wildcards):
