@@ -11,12 +11,14 @@ REPO = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
 SIM = CONFIG["simulation"]
 
-# notebook -> (config section, prefix of the parameter names that mirror that section's keys)
+# notebook -> (config section, prefix of the parameter names that mirror its keys, how many at least do)
 SECTIONS = {
-    "00_data": (CONFIG["trace"], "trace_"),
-    "01_profiling": (CONFIG["profiling"], ""),
-    "02_features": (CONFIG["features"], ""),
-    "04_simulation": (SIM, ""),
+    "00_data": (CONFIG["trace"], "trace_", 6),
+    "01_profiling": (CONFIG["profiling"], "", 15),
+    "02_features": (CONFIG["features"], "", 1),
+    "03_predictors": (CONFIG["predictors"], "", 6),
+    "03_predictors_summary": (CONFIG["predictors"], "", 1),
+    "04_simulation": (SIM, "", 9),
 }
 
 
@@ -36,13 +38,13 @@ def notebooks() -> list[str]:
 
 @pytest.mark.parametrize("stem", sorted(SECTIONS))
 def test_defaults_equal_the_config_section(stem):
-    section, prefix = SECTIONS[stem]
+    section, prefix, at_least = SECTIONS[stem]
     defaults = parameters(stem)
     shared = {name: section[name[len(prefix):]] for name in defaults
               if name.startswith(prefix) and name[len(prefix):] in section}
     # a sweep list of the config (gpus, seeds) against one run's value: checked by the sweep test below
     shared = {k: v for k, v in shared.items() if not (isinstance(v, list) and not isinstance(defaults[k], list))}
-    assert len(shared) >= min(3, len(section)), f"{stem}: only {sorted(shared)} mirror the config"
+    assert len(shared) >= at_least, f"{stem}: only {sorted(shared)} mirror the config"
     differ = {name: (defaults[name], value) for name, value in shared.items() if defaults[name] != value}
     assert not differ, f"notebooks/{stem}.ipynb defaults differ from config/config.yaml: {differ}"
 
