@@ -4,8 +4,10 @@ Each test runs Snakemake on the repository's Snakefile in a scratch folder, with
 config file merged over config/config.yaml, as a user would.
 """
 
+import copy
 import hashlib
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -13,6 +15,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+from coloc import config as coloc_config
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
@@ -79,3 +83,60 @@ def test_a_mirror_path_with_shell_metacharacters_is_copied_from_and_never_run(tm
     expected = CONFIG["sources"]["philly_trace"]["sha256"]
     assert hashlib.sha256((work / "data" / "raw" / "philly" / "philly.csv").read_bytes()).hexdigest() == expected
     assert not list(tmp_path.rglob("PWNED*"))
+
+
+def string_paths(node, path=()):
+    """Key paths of every string value in a config."""
+    if isinstance(node, dict):
+        return [p for k, v in node.items() for p in string_paths(v, path + (k,))]
+    if isinstance(node, list):
+        return [p for i, v in enumerate(node) for p in string_paths(v, path + (i,))]
+    return [path] if isinstance(node, str) else []
+
+
+def with_suffix(config, paths, text: str):
+    """A copy of ``config`` with ``text`` appended to the strings at ``paths``."""
+    out = copy.deepcopy(config)
+    for path in paths:
+        node = out
+        for part in path[:-1]:
+            node = node[part]
+        node[path[-1]] += text
+    return out
+
+
+@pytest.mark.slow
+def test_shell_metacharacters_in_every_string_field_are_refused_or_quoted_never_run(tmp_path):
+    """Every string of the config made hostile: refused by name before anything runs, or, where the check lets it
+    through (free text), kept whole inside one quoted word of every shell command the run would execute."""
+    canary = tmp_path / "PWNED"
+    text = f"; touch {canary}; echo $(touch {canary}) `touch {canary}` '\" & |"
+    schema = yaml.safe_load((REPO / "config" / "config.schema.yaml").read_text())
+    paths = string_paths(CONFIG)
+    assert len(paths) > 40
+    free = []
+    for path in paths:
+        try:
+            coloc_config.check(with_suffix(CONFIG, [path], text), schema)
+            free.append(path)
+        except coloc_config.ConfigError as err:
+            assert coloc_config.key_path(path) in str(err), (path, str(err))
+    work = tmp_path / "all"
+    work.mkdir()
+    refused = snakemake(work, with_suffix(CONFIG, paths, text), "-n")
+    assert refused.returncode != 0 and "ConfigError" in refused.stdout + refused.stderr
+    # the rest are free text (URLs, licences, cluster names), with a mirror folder: planned, every command printed
+    hostile = with_suffix(CONFIG, free, text) | {"mirror": f"/tmp/mirror{text}"}
+    work = tmp_path / "free"
+    work.mkdir()
+    planned = snakemake(work, hostile, "-n", "-p", "--forceall")
+    assert planned.returncode == 0, planned.stdout[-3000:] + planned.stderr[-3000:]
+    prefix = "Shell command: "
+    commands = [line[len(prefix):] for line in (planned.stdout + planned.stderr).splitlines()
+                if line.startswith(prefix)]
+    assert len(commands) > 10
+    words = [word for command in commands for word in shlex.split(command)]
+    assert any(word == f"--mirror=/tmp/mirror{text}" for word in words)
+    urls = [CONFIG["sources"][name]["url"] + text for name in CONFIG["sources"]]
+    assert all(url in words for url in urls) or not any(("sources", n, "url") in free for n in CONFIG["sources"])
+    assert not canary.exists()

@@ -145,9 +145,10 @@ def _alternative_lines(error: jsonschema.ValidationError, where: list) -> list[s
 
 
 def _rules_out(error: jsonschema.ValidationError) -> bool:
-    """An alternative of a oneOf is not the one meant: its type, or a constant of one of its keys, fails."""
+    """An alternative of a oneOf is not the one meant: its type, or a constant of one of its keys (the
+    discriminator, e.g. a trace spec's source), fails. Any other key's error is a mistake in the one meant."""
     return (error.validator == "type" and not error.relative_path) or (
-        error.validator in ("const", "enum") and len(error.relative_path) <= 1)
+        error.validator == "const" and len(error.relative_path) <= 1)
 
 
 def _summary(branch: dict) -> str:
