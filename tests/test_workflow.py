@@ -77,6 +77,19 @@ def test_ci_run_is_complete_and_a_rerun_has_nothing_to_do(ci_run, mirror):
     assert result.returncode == 0 and "Nothing to be done" in result.stdout + result.stderr
 
 
+def test_every_file_the_ci_run_wrote_is_a_declared_output_or_log(ci_run, mirror):
+    """Nothing a notebook writes escapes the workflow: each file under data/processed, figures and results is an
+    output (a file, or inside a directory output) or a log of some rule."""
+    result = snakemake("--summary", "--configfile", str(CI_CONFIG), cwd=ci_run, mirror=mirror)
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = [line.split("\t") for line in result.stdout.splitlines()[1:] if "\t" in line]
+    declared = {row[0] for row in rows} | {log for row in rows for log in row[3].split(", ") if log and log != "-"}
+    written = {str(p.relative_to(ci_run)) for part in ("data/processed", "figures", "results")
+               for p in (ci_run / part).rglob("*") if p.is_file()}
+    undeclared = sorted(f for f in written if f not in declared and not any(f.startswith(d + "/") for d in declared))
+    assert len(written) > 40 and not undeclared, undeclared
+
+
 def executed_notebook(workdir, stem):
     """The CI run's execution of notebook ``stem``: results/notebooks/<stem>.ipynb, or for a rule that fans out
     over wildcards (results/notebooks/<stem>/.../*.ipynb) the first of its executions."""
