@@ -42,3 +42,33 @@ def test_the_list_is_the_same_whatever_the_hash_seed():
                              env=dict(os.environ, PYTHONHASHSEED=str(seed)), check=True).stdout
               for seed in range(4)}
     assert len(counts) == 1
+
+
+def test_no_import_cycle_inside_the_package():
+    """The imports between coloc's modules, at the top or inside a function, form no cycle."""
+    import ast
+
+    graph = {}
+    for path in modules.ROOT.rglob("*.py"):
+        package = path.parent.relative_to(modules.ROOT).parts
+        tree = ast.parse(path.read_text())
+        targets = {f for parts in modules._imports(tree, package) for f in modules._files(parts)[-1:]}
+        # a package above this file is already being imported when it runs (`from . import x`): no edge
+        graph[path] = {f for f in targets if not (f.name == "__init__.py" and f.parent in path.parents)} - {path}
+    done, active = set(), []
+
+    def visit(node):
+        if node in active:
+            cycle = active[active.index(node):] + [node]
+            raise AssertionError("import cycle: " + " -> ".join(str(p.relative_to(modules.ROOT)) for p in cycle))
+        if node in done:
+            return
+        active.append(node)
+        for nxt in graph.get(node, ()):
+            visit(nxt)
+        active.pop()
+        done.add(node)
+
+    for node in sorted(graph):
+        visit(node)
+    assert len(graph) > 60
