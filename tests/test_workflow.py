@@ -54,8 +54,9 @@ def test_dry_run_plans_every_stage(tmp_path, extra):
 
 
 def test_nested_command_line_config_is_typed_then_validated(tmp_path):
-    """`--config` hands nested values over as text: numbers become numbers, nonsense is still refused."""
-    ok = snakemake("-n", "--config", 'predictors={"workers": 1, "seeds": [3]}', cwd=tmp_path)
+    """`--config` hands nested values over as text: numbers become numbers, nonsense is still refused.
+    (Seeds [0, 3]: egat runs seed 0 only, and a model's seeds must be among the stage's.)"""
+    ok = snakemake("-n", "--config", 'predictors={"workers": 1, "seeds": [0, 3]}', cwd=tmp_path)
     assert ok.returncode == 0, ok.stdout + ok.stderr
     bad = snakemake("-n", "--config", 'predictors={"workers": "many"}', cwd=tmp_path)
     assert bad.returncode != 0
