@@ -154,7 +154,8 @@ def ci_copy(ci_run, tmp_path):
     """A copy of the repository's workflow and library and of the finished CI run, times kept (nothing to do)."""
     repo, workdir = tmp_path / "repo", tmp_path / "work"
     repo.mkdir()
-    shutil.copy2(REPO / "Snakefile", repo / "Snakefile")
+    for name in ("Snakefile", "environment.yml"):
+        shutil.copy2(REPO / name, repo / name)
     for part in ("workflow", "config", "notebooks", "lib"):
         shutil.copytree(REPO / part, repo / part)  # copies keep their modification times
     for part in ("data", "results", "figures", "logs"):
@@ -164,9 +165,9 @@ def ci_copy(ci_run, tmp_path):
 
 def planned_jobs(output: str) -> dict[str, int]:
     """rule -> count from the job stats table of a dry run."""
-    table = output.split("Job stats:", 1)[1].split("Reasons:", 1)[0]
-    rows = [line.split() for line in table.splitlines()[3:] if line.strip()]
-    return {row[0]: int(row[1]) for row in rows if len(row) == 2 and row[0] != "total"}
+    lines = output.split("Job stats:", 1)[1].splitlines()[3:]  # after the header and its rule
+    rows = [line.split() for line in lines[:next(i for i, line in enumerate(lines) if not line.strip())]]
+    return {row[0]: int(row[1]) for row in rows if row[0] != "total"}
 
 
 def copy_snakemake(repo, workdir, *args):
