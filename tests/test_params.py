@@ -1,6 +1,7 @@
 """coloc.params: notebook parameters are checked against their declared types; outputs appear all or none."""
 
 import re
+from pathlib import Path
 from typing import Optional
 
 import pandas as pd
@@ -47,3 +48,24 @@ def test_commit_refuses_an_output_that_was_never_written(tmp_path):
     with pytest.raises(FileNotFoundError, match="b.parquet"):
         outputs.commit()
     assert not (tmp_path / "a.parquet").exists()
+
+
+@pytest.mark.slow
+def test_a_notebook_names_a_wrong_parameter_and_a_failed_run_leaves_no_output(tmp_path, raw_files):
+    """00_data run by papermill outside Snakemake: a wrong type is named at once; a run that fails half-way
+    (the trace file is missing, after the Gavel tables and a figure were made) leaves none of its outputs."""
+    import papermill
+
+    notebook = Path(__file__).resolve().parents[1] / "notebooks" / "00_data.ipynb"
+    outputs = {name: str(tmp_path / "out" / file) for name, file in (
+        ("solo_path", "solo.parquet"), ("pairs_path", "pairs.parquet"), ("trace_path", "trace.parquet"),
+        ("heatmap_path", "heat.png"), ("trace_figure_path", "trace.png"))}
+    run = dict(gavel_path=str(raw_files["gavel_throughputs"]), philly_path=str(tmp_path / "missing.csv"), **outputs)
+    with pytest.raises(papermill.PapermillExecutionError, match=r"trace_seed = 'zero' is not int"):
+        papermill.execute_notebook(str(notebook), str(tmp_path / "typed.ipynb"), kernel_name="python3",
+                                   parameters=run | {"trace_seed": "zero"}, progress_bar=False)
+    with pytest.raises(papermill.PapermillExecutionError, match="missing.csv"):
+        papermill.execute_notebook(str(notebook), str(tmp_path / "failed.ipynb"), kernel_name="python3",
+                                   parameters=run, progress_bar=False)
+    assert (tmp_path / "out" / ".partial-solo.parquet").exists()  # the run did get that far
+    assert not [p for p in outputs.values() if Path(p).exists()]
