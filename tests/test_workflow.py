@@ -100,15 +100,19 @@ def executed_notebook(workdir, stem):
     return single if single.exists() else fanned[0]
 
 
-def test_executed_notebooks_pass_nbval_on_the_ci_config(ci_run):
-    """nbval re-executes each notebook as the CI run executed it (CI parameters injected) and fails on errors."""
-    executed = [executed_notebook(ci_run, source.stem) for source in sorted((REPO / "notebooks").glob("*.ipynb"))]
+def test_executed_notebooks_pass_nbval_on_the_ci_config(ci_run, tmp_path):
+    """nbval re-executes each notebook as the CI run executed it (CI parameters injected) and fails on errors.
+    It runs in a copy of the CI run's folder, where the injected relative paths hold: re-executed notebooks
+    rewrite their outputs, which must not touch the CI run the other tests read."""
+    workdir = tmp_path / "nbval"
+    shutil.copytree(ci_run, workdir, ignore=shutil.ignore_patterns(".snakemake"))
+    executed = [executed_notebook(workdir, source.stem) for source in sorted((REPO / "notebooks").glob("*.ipynb"))]
     copies = []
-    for notebook in executed:  # run from the workflow folder, where the injected relative paths hold
-        copies.append(ci_run / f"nbval_{len(copies):02d}_{notebook.name}")
+    for notebook in executed:
+        copies.append(workdir / f"nbval_{len(copies):02d}_{notebook.name}")
         shutil.copy(notebook, copies[-1])
     result = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax",
-                  *[c.name for c in copies]], cwd=ci_run)
+                  *[c.name for c in copies]], cwd=workdir)
     assert result.returncode == 0, result.stdout[-6000:]
     assert " passed" in result.stdout and " failed" not in result.stdout
 
