@@ -1,4 +1,4 @@
-"""From the measurement log to the ``solo`` and ``pairs`` tables of DESIGN.md.
+"""From the measurement log to the ``solo`` and ``pairs`` tables (contracts in ARCHITECTURE.md).
 
 Throughputs are the median over repeats (the mean for two); other measured columns are means.
 A repeat during which other processes used more than ``max_other_load_pct`` of the device's
