@@ -168,7 +168,7 @@ def cross_problems(config: dict) -> list[str]:
       utilization predictor, ``simulation.protocol`` one of ``predictors.protocols``. Each predictor
       a simulated policy reads is configured in the predictors stage and runs under that protocol.
     * The predictors stage's models: registered, with options the model accepts
-      (``coloc.predict.check_options``, where that exists), ``seeds`` and ``protocols`` the stage's.
+      (``coloc.predict.check_options``), ``seeds`` and ``protocols`` the stage's.
     * Every trace in ``simulation.traces`` has a spec in ``simulation.trace_specs``.
     """
     sim, pred = config.get("simulation"), config.get("predictors")
