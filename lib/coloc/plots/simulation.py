@@ -85,9 +85,7 @@ def utilization_over_time(series: pd.DataFrame, order: list[str], title: str = "
         ax.set_title(f"{name} (share of the cluster)")
         ax.set_xlabel("time (h)")
         ax.set_ylabel("")
-    fig.suptitle(title)
-    fig.tight_layout()
-    return fig
+    return _legend_beside(fig, axes, title)
 
 
 def load_sweep(summary: pd.DataFrame, metric: str = "jct_mean", title: str = "") -> plt.Figure:
@@ -103,6 +101,17 @@ def load_sweep(summary: pd.DataFrame, metric: str = "jct_mean", title: str = "")
         ax.set_xlabel("load")
         ax.set_ylabel(SUMMARY_METRICS.get(metric, metric))
         ax.set_yscale("log")
+    return _legend_beside(fig, axes.flat, title)
+
+
+def _legend_beside(fig: plt.Figure, axes, title: str) -> plt.Figure:
+    """One legend of the policies to the right of the panels, where it hides no data; the panels' own go."""
+    axes = list(axes)
+    handles, labels = axes[0].get_legend_handles_labels()
+    for ax in axes:
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
     fig.suptitle(title)
     fig.tight_layout()
+    fig.legend(handles, labels, title="policy", loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
     return fig
