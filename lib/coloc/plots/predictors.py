@@ -73,7 +73,7 @@ def family_errors(scores: pd.DataFrame, predictors, source: str, protocol: str) 
     ax.set(xlabel="family of the predicted job", ylabel="MAPE (%)",
            title=f"Error per family ({protocol}); data: {source}")
     ax.tick_params(axis="x", rotation=30)
-    ax.legend(fontsize=8, ncol=2)
+    ax.legend(title="predictor", fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
     fig.tight_layout()
     return fig
 
