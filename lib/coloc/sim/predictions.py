@@ -1,7 +1,7 @@
 """What predictive policies see: out-of-fold predicted co-location and utilization.
 
-Built from the predictors' files (`predictions_<protocol>.parquet`,
-`utilization_<protocol>.parquet`, the stems in FILES) for one chosen predictor
+Built from the predictors stage's files (`predictions/<dataset>/<protocol>.parquet`,
+`utilization/<dataset>/<protocol>.parquet`, the kinds in FILES) for one chosen predictor
 each, or from the ground truth for the oracle (labelled so). Pairs become
 lookups by coloc.pairs' rule: the row of the unordered pair (a, b) answers both
 `norm(d, a, b)` and `norm(d, b, a)`; a self-pair's value is the mean of its two
@@ -31,7 +31,7 @@ from coloc.sim.interference import GroundTruth, require_columns
 
 PRED_COLUMNS = ("device", "workload_a", "workload_b", "predictor", "pred_norm_a", "pred_norm_b")
 UTIL_COLUMNS = ("device", "workload", "predictor", "pred_util")
-FILES = {"norm": "predictions", "util": "utilization"}  # prediction kind -> file stem (<stem>_<protocol>.parquet)
+FILES = {"norm": "predictions", "util": "utilization"}  # a policy's need -> the predictors stage's file kind
 TOLERANCE = 1.0   # a predicted normalized throughput in (1, 1 + TOLERANCE] is clipped to 1; above, refused
 FLOOR = 1e-3       # predicted normalized throughputs below this (and > 0) are raised to it
 
