@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from coloc.datasets import family_of
+from coloc.datasets import family_of, save_table
 from coloc.devices import device_table
 from coloc.predict.base import Tables
 from coloc.predict.evaluate import (PRED_COLUMNS, SCORE_COLUMNS, UTIL_COLUMNS, UTIL_SCORE_COLUMNS, Evaluation,
@@ -148,7 +148,7 @@ def write_outputs(evaluation: Evaluation, dataset: str, predictions_path, utiliz
     frames = {predictions_path: evaluation.predictions, utilization_path: evaluation.utilization,
               scores_path: scores(evaluation, dataset), util_scores_path: util_scores(evaluation, dataset)}
     for path, frame in frames.items():
-        frame.to_parquet(path, index=False)
+        save_table(frame, path)
 
 
 def _gather(paths, columns) -> pd.DataFrame:
