@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from coloc.predict.stage import run_file
+
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
 SIM = CONFIG["simulation"]
@@ -55,6 +57,9 @@ def test_simulation_notebook_defaults_are_a_run_of_the_default_sweep():
     assert defaults["trace_spec"] == spec
     assert defaults["policy"] in SIM["policies"] and defaults["seed"] in SIM["seeds"]
     assert defaults["gpus"] in SIM["gpus"] and defaults["load"] in SIM["trace_specs"]["philly"]["loads"]
+    protocols = CONFIG["predictors"]["protocols"]
+    for kind in ("predictions", "utilization"):  # the files the predictors stage writes for simulation.protocol
+        assert defaults[f"{kind}_path"] == "../" + run_file(kind, "gavel", SIM["protocol"], protocols)
 
 
 def test_figure_notebook_defaults_follow_the_config():
