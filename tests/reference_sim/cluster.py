@@ -1,0 +1,174 @@
+"""REFERENCE copy (commit 1487f24) of coloc.sim.cluster.Cluster, kept only to check that the fast
+indexes decide exactly as before. Cluster layout (nodes of GPUs of one or more device types) and its occupancy.
+
+The occupancy keeps three indexes so that policies never scan every GPU:
+nodes by their number of idle GPUs (best-fit gang placement), idle counts per
+device, and GPUs that can take one more job grouped by the workloads already
+on them (`shareable[device][signature]`).
+"""
+from __future__ import annotations
+
+from coloc.sim.cluster import CapacityError, ClusterSpec
+from coloc.sim.job import Job
+
+
+class Cluster:
+    """Which jobs sit on which GPU, with indexes for fast placement."""
+
+    def __init__(self, spec: ClusterSpec):
+        self.spec = spec
+        self.cap = spec.max_jobs_per_gpu
+        self.devices = [d for d, _ in spec.devices]
+        self.gpu_device: list[str] = []
+        self.gpu_node: list[int] = []
+        self.node_device: list[str] = []
+        self.node_free: list[set[int]] = []
+        self.residents: list[list[Job]] = []
+        self.free_count = {d: 0 for d in self.devices}
+        self._nodes_by_free = {d: [set() for _ in range(spec.gpus_per_node + 1)] for d in self.devices}
+        self.shareable: dict[str, dict[tuple[str, ...], set[int]]] = {d: {} for d in self.devices}
+        self.shared_gpus: set[int] = set()
+        self.busy = 0
+        self.version = 0  # counts placements and removals: unchanged means the same jobs on the same GPUs
+        for device, count in spec.devices:
+            self._add_nodes(device, count)
+
+    def _add_nodes(self, device: str, count: int) -> None:
+        while count > 0:
+            size = min(count, self.spec.gpus_per_node)
+            node = len(self.node_device)
+            first = len(self.gpu_device)
+            self.node_device.append(device)
+            self.node_free.append(set(range(first, first + size)))
+            self._nodes_by_free[device][size].add(node)
+            for _ in range(size):
+                self.gpu_device.append(device)
+                self.gpu_node.append(node)
+                self.residents.append([])
+            self.free_count[device] += size
+            count -= size
+
+    @property
+    def num_gpus(self) -> int:
+        return len(self.gpu_device)
+
+    def max_free(self) -> int:
+        """Most idle GPUs on any one device type."""
+        return max(self.free_count.values())
+
+    def pick_free(self, device: str, n: int) -> tuple[int, ...] | None:
+        """n idle GPUs of `device`, on as few nodes as possible (best fit); None if too few."""
+        if self.free_count[device] < n:
+            return None
+        buckets = self._nodes_by_free[device]
+        per_node = self.spec.gpus_per_node
+        if n <= per_node:
+            for count in range(n, per_node + 1):
+                if buckets[count]:
+                    node = min(buckets[count])
+                    return tuple(sorted(self.node_free[node])[:n])
+        chosen: list[int] = []
+        for count in range(per_node, 0, -1):
+            for node in sorted(buckets[count]):
+                take = sorted(self.node_free[node])[: n - len(chosen)]
+                chosen.extend(take)
+                if len(chosen) == n:
+                    return tuple(sorted(chosen))
+        raise CapacityError(f"free count of {device} says {self.free_count[device]} but nodes hold fewer")
+
+    def signature(self, gpu: int) -> tuple[str, ...]:
+        """Sorted workloads on `gpu`."""
+        return tuple(sorted(j.workload for j in self.residents[gpu]))
+
+    def add(self, job: Job, gpus: tuple[int, ...]) -> None:
+        """Put `job` on `gpus` (checked: capacity, one device type, idle GPUs for exclusive jobs)."""
+        device = self.gpu_device[gpus[0]]
+        if len(set(gpus)) != len(gpus) or len(gpus) != job.num_gpus:
+            raise CapacityError(f"job {job.job_id} needs {job.num_gpus} distinct GPUs, got {gpus}")
+        for gpu in gpus:
+            here = self.residents[gpu]
+            if self.gpu_device[gpu] != device:
+                raise CapacityError(f"job {job.job_id}: GPUs {gpus} span several device types")
+            if len(here) >= self.cap:
+                raise CapacityError(f"job {job.job_id}: GPU {gpu} already holds {len(here)} jobs (cap {self.cap})")
+            if here and not (job.shareable and all(j.shareable for j in here)):
+                raise CapacityError(f"job {job.job_id}: GPU {gpu} is held by jobs "
+                                    f"{[j.job_id for j in here]} and one of them is exclusive")
+        for gpu in gpus:
+            self._unindex(gpu)
+            self.residents[gpu].append(job)
+            self._index(gpu)
+        self.version += 1
+
+    def remove(self, job: Job) -> None:
+        self.version += 1
+        for gpu in job.gpus:
+            self._unindex(gpu)
+            try:
+                self.residents[gpu].remove(job)
+            except ValueError:
+                raise CapacityError(f"job {job.job_id} is not on GPU {gpu}") from None
+            self._index(gpu)
+
+    def _set_free(self, gpu: int, device: str, free: bool) -> None:
+        """Move an idle GPU into (free=True) or out of its node's free set, keeping the counts."""
+        node = self.gpu_node[gpu]
+        node_free = self.node_free[node]
+        self._nodes_by_free[device][len(node_free)].discard(node)
+        if free:
+            node_free.add(gpu)
+        else:
+            node_free.discard(gpu)
+        self._nodes_by_free[device][len(node_free)].add(node)
+        self.free_count[device] += 1 if free else -1
+        self.busy -= 1 if free else -1
+
+    def _unindex(self, gpu: int) -> None:
+        here = self.residents[gpu]
+        device = self.gpu_device[gpu]
+        if not here:
+            self._set_free(gpu, device, free=False)
+            return
+        group = self.shareable[device].get(self.signature(gpu))
+        if group is not None:
+            group.discard(gpu)
+        self.shared_gpus.discard(gpu)
+
+    def _index(self, gpu: int) -> None:
+        here = self.residents[gpu]
+        device = self.gpu_device[gpu]
+        if not here:
+            self._set_free(gpu, device, free=True)
+            return
+        if len(here) > 1:
+            self.shared_gpus.add(gpu)
+        if len(here) < self.cap and all(j.shareable for j in here):
+            self.shareable[device].setdefault(self.signature(gpu), set()).add(gpu)
+
+    def shareable_groups(self, device: str):
+        """(signature, GPUs) pairs of GPUs that can take one more job; empty groups skipped."""
+        return [(sig, gpus) for sig, gpus in self.shareable[device].items() if gpus]
+
+    def any_shareable(self) -> bool:
+        return any(gpus for groups in self.shareable.values() for gpus in groups.values())
+
+    def co_runners(self, job: Job, gpu: int) -> list[Job]:
+        return [j for j in self.residents[gpu] if j is not job]
+
+    def check(self) -> None:
+        """Recount every index from the residents (slow; for tests and end-of-run checks)."""
+        free = {d: 0 for d in self.devices}
+        for gpu, here in enumerate(self.residents):
+            if len(here) > self.cap:
+                raise CapacityError(f"GPU {gpu} holds {len(here)} jobs (cap {self.cap})")
+            if not here:
+                free[self.gpu_device[gpu]] += 1
+                if gpu not in self.node_free[self.gpu_node[gpu]]:
+                    raise CapacityError(f"idle GPU {gpu} missing from its node's free set")
+            for job in here:
+                if gpu not in job.gpus:
+                    raise CapacityError(f"job {job.job_id} sits on GPU {gpu} but records GPUs {job.gpus}")
+        if free != self.free_count:
+            raise CapacityError(f"idle counts {self.free_count} differ from a recount {free}")
+        if self.busy != self.num_gpus - sum(free.values()):
+            raise CapacityError(f"busy count {self.busy} differs from a recount")

@@ -1,0 +1,34 @@
+"""Exclusive-GPU baselines: FIFO (Kubernetes/Volcano slot default) and SJF (oracle durations)."""
+from __future__ import annotations
+
+from reference_sim.base import Policy, place_exclusive, register
+from coloc.sim.job import Job
+
+
+@register("fifo")
+class Fifo(Policy):
+    """First come, first served on whole GPUs.
+
+    backfill=True lets a later job start when the head does not fit (the
+    Kubernetes default scheduler tries every pending pod); False blocks.
+    """
+
+    def __init__(self, backfill: bool = True):
+        self.backfill = backfill
+
+    def schedule(self, view) -> None:
+        queue, cluster = view.queue, view.cluster
+        while queue:
+            job = queue.best(cluster.max_free()) if self.backfill else queue.best()
+            if job is None or not place_exclusive(view, job):
+                return
+
+
+@register("sjf")
+class ShortestJobFirst(Fifo):
+    """Shortest (exclusive duration) first, on whole GPUs. ORACLE baseline: knows durations."""
+
+    kind = "oracle"
+
+    def queue_key(self, job: Job) -> tuple:
+        return (job.remaining, job.submit_time, job.job_id)
