@@ -1,5 +1,6 @@
 # Shared helpers for the workflow: config validation, paths, the list of final outputs.
 import json
+import os
 import re
 from pathlib import Path
 
@@ -23,6 +24,13 @@ validate(config, str(SCHEMA))
 check_fetched(sources_from_config(config), "data/raw")
 NOTEBOOKS = REPO / "notebooks"
 ENV = REPO / "environment.yml"
+# Each rule's conda environment for --sdm conda: small, one per kind of step, pinned as requirements.txt pins
+# (tests/test_envs.py checks the pins and that each holds what its rule's code imports).
+ENVS = REPO / "workflow" / "envs"
+# The rules' code imports coloc from this checkout's lib/ in any environment (those of workflow/envs hold the
+# third-party packages only); jobs on cluster nodes inherit the variable.
+if os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] != str(REPO / "lib"):
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "lib"), os.environ.get("PYTHONPATH")]))
 # Every rule file appends the final figures and tables it makes; rule all asks for them.
 ALL_OUTPUTS = []
 
