@@ -70,7 +70,7 @@ class SchedulerView:
         self.effective = 0.0          # sum over running jobs of num_gpus x factor
         self.dirty: set[int] = set()  # GPUs whose jobs changed since the Simulator last set rates
         self.stats = {"events": 0, "rounds": 0, "decision_time_s": 0.0, "preemptions": 0,
-                      "migrations": 0, "placements": 0}
+                      "migrations": 0, "placements": 0, "probe_gpu_s": 0.0}
         self._share_cache: dict = {}
 
     # ----- what a scheduler knows ---------------------------------------------------
@@ -149,6 +149,23 @@ class SchedulerView:
         self.stats["preemptions"] -= 1
         self.stats["migrations"] += 1
         self.place(job, gpus)
+
+    def probe(self, job: Job, seconds: float) -> None:
+        """Charge `seconds` of profiling (the job's probe runs) to a job placed in this round.
+
+        The probes run on the job's GPUs before its training: its run grows by `seconds` of solo
+        time (counted as overhead, as a restart's cost is), so its GPUs are busy that much longer.
+        Only a job placed in this round, before the Simulator has set its rate, can be charged.
+        """
+        if job.state != RUNNING or job.placed_at != self.now or job.rate != 0.0:
+            raise SimulationError(f"t={self.now}: job {job.job_id} probed while {job.state}, placed at "
+                                  f"{job.placed_at}; expected a job placed in this round")
+        if not (seconds >= 0 and math.isfinite(seconds)):
+            raise SimulationError(f"t={self.now}: job {job.job_id} probed for {seconds} s; expected >= 0")
+        extra = seconds * job.speed
+        job.overhead += extra
+        job.remaining += extra
+        self.stats["probe_gpu_s"] += seconds * job.num_gpus
 
     # ----- bookkeeping shared with the Simulator ------------------------------------------
     def _stop(self, job: Job) -> None:
