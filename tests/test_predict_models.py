@@ -34,7 +34,8 @@ SMALL = {  # every pair predictor, small enough for unit tests
     "interactions": {},
     "blend": {"members": {"interactions": {}, "lgbm-enc": {"params": {"n_estimators": 30}, "spread": False}}},
 }
-SMALL_UTIL = {"horus": {"params": {"n_estimators": 60}}, "mean": {}}  # every utilization predictor
+SMALL_UTIL = {"horus": {"params": {"n_estimators": 60}}, "horus-implied": {"params": {"n_estimators": 60}},
+              "mean": {}}  # every utilization predictor
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,9 @@
    data) the achieved compute utilization = solo iterations/s x training-step FLOPs / the
    device's peak FP32 FLOP/s, clipped to [0, 1] (see :func:`coloc.predict.inputs.util_labels`).
    Registered as the utilization predictor ``horus`` (kind ``util``).
+   A second label, registered as ``horus-implied`` (kind ``util``), follows Horus's premise
+   instead: a per-job *implied utilization* fitted on the training pairs
+   (:func:`implied_utilization`), learned from the same features by the same LightGBM model.
 2. Horus's premise is that interference grows with the co-located jobs' summed
    utilization. The mapping from (the job's predicted utilization, its co-runners' summed
    predicted utilization) to normalized throughput is fitted on the training pairs, as
@@ -19,8 +22,10 @@ from __future__ import annotations
 import lightgbm as lgb
 import numpy as np
 import pandas as pd
+from scipy.optimize import least_squares
 
-from coloc.predict.base import InsufficientData, Predictor, Tables, UtilizationPredictor, pair_labels, result
+from coloc.predict.base import (InsufficientData, Predictor, Tables, UtilizationPredictor, feasible_rows, pair_labels,
+                               result)
 from coloc.predict.baselines import check_lightgbm, lgbm_params
 from coloc.predict.inputs import DEVICE_COLUMNS, exploded, graph_columns, lookup, util_labels
 from coloc.predict.protocols import derived_seed
@@ -54,11 +59,15 @@ class HorusUtilization(UtilizationPredictor):
         d = np.log1p(dev.loc[list(devices), self.dev_columns_].to_numpy(float))
         return pd.DataFrame(np.hstack([x, d]), columns=self.columns_ + [f"dev_{c}" for c in self.dev_columns_])
 
+    def labels(self, tables: Tables) -> pd.DataFrame:
+        """device, workload, util (in [0, 1]), util_source: the label this model learns, from ``tables``."""
+        return util_labels(tables)
+
     def fit(self, tables: Tables, groups: str | None = None) -> "HorusUtilization":
         self.check_params()
-        labels = util_labels(tables).dropna(subset=["util"])
+        labels = self.labels(tables).dropna(subset=["util"])
         if len(labels) < 2:
-            raise InsufficientData(f"horus utilization: {len(labels)} solo rows with a utilization; need 2")
+            raise InsufficientData(f"{self.name} utilization: {len(labels)} solo rows with a utilization; need 2")
         self.columns_ = graph_columns(tables.workloads)
         self.dev_columns_ = [c for c in DEVICE_COLUMNS if c in tables.devices.columns]
         x = self._design(labels["device"], labels["workload"], tables)
@@ -71,6 +80,67 @@ class HorusUtilization(UtilizationPredictor):
     def predict(self, devices, workloads, context: Tables) -> np.ndarray:
         x = self._design(devices, workloads, context)
         return np.clip(self.model_.predict(x), 0.0, 1.0)
+
+
+IMPLIED_RIDGE = 0.01  # weight of the pull of each u towards its start (identifies u where no pair is slowed)
+
+
+def implied_utilization(pairs: pd.DataFrame, ridge: float = IMPLIED_RIDGE) -> pd.DataFrame:
+    """device, workload, util, util_source ("implied"): the utilization each job's measured pairs imply.
+
+    The rule (Horus's premise: jobs whose summed utilization stays at or below 100% barely slow
+    each other). On each device, one u_j in [0, 1] per job type, chosen so that the slowdown of
+    job a next to job b, s_ab = 1 / norm_a (solo / co-located speed), is close to
+    max(1, u_a + u_b): least squares on the log slowdown over both directed rows of every
+    feasible pair (:func:`coloc.predict.base.feasible_rows`; a self-pair gives max(1, 2 u_a)),
+    plus ``ridge`` x (u_j - start_j)^2 per job, where start_j = half the job's median slowdown
+    (clipped to [0, 1]); the ridge only decides among values the pairs cannot tell apart (pairs
+    that are not slowed say only that u_a + u_b <= 1). A slowdown above 2 cannot be matched
+    (u <= 1): such a job gets u near 1. Only the pairs given are read: pass the training fold's.
+    A job type with no feasible pair on a device has no row there.
+    """
+    rows = feasible_rows(pairs)
+    frames = []
+    for device, part in rows.groupby("device", sort=True):
+        jobs = np.array(sorted(set(part["workload"]) | set(part["other"])))
+        own = np.searchsorted(jobs, part["workload"].to_numpy())
+        other = np.searchsorted(jobs, part["other"].to_numpy())
+        log_s = np.log(1.0 / np.clip(part["norm"].to_numpy(float), 1e-6, None))
+        median = pd.Series(np.exp(log_s)).groupby(own).median().reindex(range(len(jobs))).fillna(1.0).to_numpy()
+        start = np.clip(median / 2, 0.0, 1.0)
+        weight = np.sqrt(ridge)
+
+        def residuals(u):
+            return np.concatenate([np.log(np.maximum(1.0, u[own] + u[other])) - log_s, weight * (u - start)])
+
+        fit = least_squares(residuals, start, bounds=(0.0, 1.0), method="trf")
+        frames.append(pd.DataFrame({"device": device, "workload": jobs, "util": fit.x}))
+    if not frames:
+        return pd.DataFrame({"device": [], "workload": [], "util": [], "util_source": []})
+    return pd.concat(frames, ignore_index=True).assign(util_source="implied")
+
+
+@register
+class HorusImpliedUtilization(HorusUtilization):
+    """Horus's utilization model learning the implied utilization of the training pairs
+    (:func:`implied_utilization`) instead of the achieved one: the same features, device specs and
+    LightGBM model, so job types without training pairs (a held-out fold) get predictions too.
+
+    Which label is closer to nvidia-smi's utilization (what Horus measured): nvidia-smi reports
+    the share of time a kernel is running, not the share of peak FLOP/s, so a job that keeps the
+    GPU busy with memory-bound kernels reads near 100% while its achieved compute utilization
+    is a few percent. The implied label measures the same thing nvidia-smi does, indirectly:
+    how much of the device's time the job leaves to others (two jobs at 50% busy time fit
+    together without slowing each other). The achieved label is a lower bound of it.
+    """
+
+    name = "horus-implied"
+
+    def labels(self, tables: Tables) -> pd.DataFrame:
+        """The implied utilization of the training pairs, for the solo rows that have one."""
+        implied = implied_utilization(tables.pairs)
+        keys = tables.solo[["device", "workload"]].drop_duplicates()
+        return keys.merge(implied, on=["device", "workload"], how="inner").reset_index(drop=True)
 
 
 def cross_fitted_util(tables: Tables, seed: int, params: dict | None = None, k: int = 5) -> pd.DataFrame:
