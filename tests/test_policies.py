@@ -117,7 +117,7 @@ def test_isacpp_pair_formula_matches_the_staged_score():
     view.now = 40.0
     new = sim.jobs[2]
     staged = sim.policy.gpu_score(view, new, "v100", 0)
-    [(closed, gpu)] = sim.policy._pair_scores(view, "v100", "a", 80.0, "b", [0])
+    closed, gpu = sim.policy._best_pair(view, "v100", "a", 80.0, "b", view.cluster.shareable["v100"][("b",)])
     assert closed == pytest.approx(staged) and gpu == 0
 
 

@@ -86,6 +86,18 @@ def test_gavel_poisson_decides_as_the_reference(name, devices, cap, gavel_case, 
         assert (jobs["colocated_time"] > 0).any(), f"{name}: nothing shared, the packing paths went untested"
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_few_job_types_on_many_gpus_decide_as_the_reference(name, gavel, monkeypatch):
+    """Three job types on 96 GPUs: groups of dozens of GPUs, where a search that stops early shows."""
+    solo, pairs = gavel
+    truth = GroundTruth(solo, pairs, "v100")
+    table = traces.poisson(900, ["resnet18-cifar10-b16", "lm-wikitext2-b5", "recommendation-ml20m-b512"], seed=5, load=2.5,
+                           total_gpus=96, gpu_mix={1: 1.0})
+    jobs, _, _ = assert_same(name, table, truth, ClusterSpec((("v100", 96),)), perturbed(truth, 1), monkeypatch)
+    if name not in ("fifo", "sjf", "tiresias"):
+        assert (jobs["colocated_time"] > 0).sum() > 100
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_philly_20000_jobs_decide_as_the_reference(name, raw_files, gavel, monkeypatch):

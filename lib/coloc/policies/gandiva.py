@@ -39,7 +39,7 @@ class Gandiva(Policy):
                 members = tuple(sorted(sig + (job.workload,)))
                 if (device, members) in self._bad or not view.can_share(device, members):
                     continue
-                option = (len(sig), min(gpus))
+                option = (len(sig), gpus.first())
                 best = option if best is None or option < best else best
         return None if best is None else best[1]
 

@@ -62,7 +62,7 @@ class Horus(Policy):
                 if len(sig) >= self._cap or not view.can_share(device, sig + (job.workload,)):
                     continue
                 total = u + sum(self._util(device, w) for w in sig)
-                gpu = min(gpus)
+                gpu = gpus.first()
                 option = (self.cost(total, len(sig)), (position, 1, gpu), job, (gpu,), device)
                 best = option if best is None or option[:2] < best[:2] else best
         if best is None:

@@ -16,10 +16,15 @@ are given. Remaining times use the jobs' known durations, as ISACPP assumes
 known epoch counts. Predicted slowdowns are >= 1, so an idle GPU always
 scores below a shared one: shared GPUs are scored only when none is idle.
 Queue order is FIFO with backfilling (a job that does not fit is passed over).
+
+Next to one resident the score is piecewise monotone in the resident's remaining time, so the
+best GPU of a group of one-job GPUs is found without scoring them all (coloc.policies.lone);
+the choice, ties included, is the one scoring every GPU gives.
 """
 from __future__ import annotations
 
 from coloc.policies.base import Policy, fill_idle, pack_singles, register
+from coloc.policies.lone import best_lone_gpu, direction
 from coloc.policies.stages import run_stages
 
 
@@ -54,7 +59,7 @@ class Isacpp(Policy):
                 if len(sig) >= self._cap or not view.can_share(device, sig + (job.workload,)):
                     continue
                 if len(sig) == 1:
-                    scores = self._pair_scores(view, device, job.workload, t_new, sig[0], gpus)
+                    scores = [self._best_pair(view, device, job.workload, t_new, sig[0], gpus)]
                 else:
                     scores = [(self.gpu_score(view, job, device, gpu), gpu) for gpu in gpus]
                 for score, gpu in scores:
@@ -67,20 +72,29 @@ class Isacpp(Policy):
             return 1.0 / factor
         return 1.0 / factor + max(1.0, sum(self._preds.util(device, w) for w in workloads))
 
-    def _pair_scores(self, view, device: str, new: str, t_new: float, old: str, gpus):
-        """gpu_score in closed form for GPUs holding one job of workload `old`."""
+    def _best_pair(self, view, device: str, new: str, t_new: float, old: str, gpus):
+        """Least (gpu_score, gpu) in closed form over a group of GPUs each holding one job of workload `old`."""
         n_new, n_old = self._preds.norm(device, new, old), self._preds.norm(device, old, new)
         c_new, c_old = self._contention(device, n_new, (new, old)), self._contention(device, n_old, (new, old))
         alone_new, alone_old = self._contention(device, 1.0, (new,)), self._contention(device, 1.0, (old,))
-        out = []
-        for gpu in gpus:
-            resident = view.cluster.residents[gpu][0]
-            t_old = resident.remaining_at(view.now) / resident.speed
+        residents, now = view.cluster.residents, view.now
+
+        def remaining(gpu: int) -> float:
+            resident = residents[gpu][0]
+            return resident.remaining_at(now) / resident.speed
+
+        def score(t_old: float) -> float:
             stage = min(t_new / n_new, t_old / n_old)
             i_new = stage / t_new * c_new + (t_new - n_new * stage) / t_new * alone_new
             i_old = stage / t_old * c_old + (t_old - n_old * stage) / t_old * alone_old
-            out.append((i_new + i_old, gpu))
-        return out
+            return i_new + i_old
+
+        if view.spec.share_multi_gpu:  # a lone gang job's speed follows its other GPUs: no fixed order
+            return min((score(remaining(gpu)), gpu) for gpu in gpus)
+        # resident ends first (t_old < n_old t_new / n_new): i_new = alone_new + t_old (c_new - n_new alone_new) / (n_old t_new);
+        # new job ends first: i_old = alone_old + (t_new / n_new) (c_old - n_old alone_old) / t_old
+        return best_lone_gpu(gpus, now, remaining, score, n_old * (t_new / n_new),
+                             direction(c_new - n_new * alone_new), -direction(c_old - n_old * alone_old))
 
     def gpu_score(self, view, job, device: str, gpu: int) -> float:
         """New job's interference plus the mean of the residents' interference on `gpu`."""

@@ -1,12 +1,15 @@
 """Cluster layout (nodes of GPUs of one or more device types) and its occupancy.
 
 The occupancy keeps three indexes so that policies never scan every GPU:
-nodes by their number of idle GPUs (best-fit gang placement), idle counts per
-device, and GPUs that can take one more job grouped by the workloads already
-on them (`shareable[device][signature]`).
+nodes by their number of idle GPUs (best-fit gang placement; each bucket a
+sorted list, so the lowest node is its first), idle counts per device, and
+GPUs that can take one more job grouped by the workloads already on them
+(`shareable[device][signature]`, a GpuGroup: sorted GPU ids and, for GPUs with
+one resident, an order by the time the resident would finish alone).
 """
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 from coloc.sim.job import Job
@@ -53,6 +56,75 @@ class ClusterSpec:
         return sum(count for d, count in self.devices if d == device)
 
 
+class GpuGroup:
+    """GPUs of one device type holding the same workloads, each able to take one more job.
+
+    Iterates in GPU order; `first()` is the lowest GPU. For GPUs with one resident,
+    `by_finish(now)` orders them by the time the resident would finish running alone,
+    now + its remaining time / its solo speed. A lone single-GPU job runs at its solo
+    speed once the Simulator has set its rate, so that time stays fixed while the GPU
+    stays in the group and the order, computed once per GPU, holds at any later time
+    (in floating point to within a few units in the last place: users allow for it).
+    A GPU enters the order at the first `by_finish` after its resident's rate is set;
+    until then it is in `unordered()` (jobs placed in the current round).
+    """
+
+    __slots__ = ("_gpus", "_residents", "_pending", "_keys", "_order")
+
+    def __init__(self, residents: list[list[Job]]):
+        self._gpus: list[int] = []
+        self._residents = residents
+        self._pending: set[int] = set()
+        self._keys: dict[int, float] = {}
+        self._order: list[tuple[float, int]] = []
+
+    def __len__(self) -> int:
+        return len(self._gpus)
+
+    def __bool__(self) -> bool:
+        return bool(self._gpus)
+
+    def __iter__(self):
+        return iter(self._gpus)
+
+    def __contains__(self, gpu: int) -> bool:
+        i = bisect.bisect_left(self._gpus, gpu)
+        return i < len(self._gpus) and self._gpus[i] == gpu
+
+    def first(self) -> int:
+        return self._gpus[0]
+
+    def add(self, gpu: int) -> None:
+        bisect.insort(self._gpus, gpu)
+        self._pending.add(gpu)
+
+    def discard(self, gpu: int) -> None:
+        i = bisect.bisect_left(self._gpus, gpu)
+        if i == len(self._gpus) or self._gpus[i] != gpu:
+            return
+        del self._gpus[i]
+        if gpu in self._pending:
+            self._pending.discard(gpu)
+            return
+        key = self._keys.pop(gpu)
+        del self._order[bisect.bisect_left(self._order, (key, gpu))]
+
+    def by_finish(self, now: float) -> list[tuple[float, int]]:
+        """[(time the lone resident would finish alone, gpu)] sorted, for GPUs whose resident's rate is set."""
+        if self._pending:
+            for gpu in [g for g in self._pending if self._residents[g][0].rate > 0]:
+                job = self._residents[gpu][0]
+                key = now + job.remaining_at(now) / job.speed
+                self._keys[gpu] = key
+                bisect.insort(self._order, (key, gpu))
+                self._pending.discard(gpu)
+        return self._order
+
+    def unordered(self) -> set[int]:
+        """GPUs not (yet) in `by_finish`'s order: their resident was placed in this round."""
+        return self._pending
+
+
 class Cluster:
     """Which jobs sit on which GPU, with indexes for fast placement."""
 
@@ -66,8 +138,8 @@ class Cluster:
         self.node_free: list[set[int]] = []
         self.residents: list[list[Job]] = []
         self.free_count = {d: 0 for d in self.devices}
-        self._nodes_by_free = {d: [set() for _ in range(spec.gpus_per_node + 1)] for d in self.devices}
-        self.shareable: dict[str, dict[tuple[str, ...], set[int]]] = {d: {} for d in self.devices}
+        self._nodes_by_free = {d: [[] for _ in range(spec.gpus_per_node + 1)] for d in self.devices}
+        self.shareable: dict[str, dict[tuple[str, ...], GpuGroup]] = {d: {} for d in self.devices}
         self.shared_gpus: set[int] = set()
         self.busy = 0
         self.version = 0  # counts placements and removals: unchanged means the same jobs on the same GPUs
@@ -81,7 +153,7 @@ class Cluster:
             first = len(self.gpu_device)
             self.node_device.append(device)
             self.node_free.append(set(range(first, first + size)))
-            self._nodes_by_free[device][size].add(node)
+            self._nodes_by_free[device][size].append(node)  # nodes are numbered in order: stays sorted
             for _ in range(size):
                 self.gpu_device.append(device)
                 self.gpu_node.append(node)
@@ -106,11 +178,11 @@ class Cluster:
         if n <= per_node:
             for count in range(n, per_node + 1):
                 if buckets[count]:
-                    node = min(buckets[count])
+                    node = buckets[count][0]
                     return tuple(sorted(self.node_free[node])[:n])
         chosen: list[int] = []
         for count in range(per_node, 0, -1):
-            for node in sorted(buckets[count]):
+            for node in buckets[count]:
                 take = sorted(self.node_free[node])[: n - len(chosen)]
                 chosen.extend(take)
                 if len(chosen) == n:
@@ -155,12 +227,13 @@ class Cluster:
         """Move an idle GPU into (free=True) or out of its node's free set, keeping the counts."""
         node = self.gpu_node[gpu]
         node_free = self.node_free[node]
-        self._nodes_by_free[device][len(node_free)].discard(node)
+        bucket = self._nodes_by_free[device][len(node_free)]
+        del bucket[bisect.bisect_left(bucket, node)]
         if free:
             node_free.add(gpu)
         else:
             node_free.discard(gpu)
-        self._nodes_by_free[device][len(node_free)].add(node)
+        bisect.insort(self._nodes_by_free[device][len(node_free)], node)
         self.free_count[device] += 1 if free else -1
         self.busy -= 1 if free else -1
 
@@ -184,7 +257,11 @@ class Cluster:
         if len(here) > 1:
             self.shared_gpus.add(gpu)
         if len(here) < self.cap and all(j.shareable for j in here):
-            self.shareable[device].setdefault(self.signature(gpu), set()).add(gpu)
+            sig = self.signature(gpu)
+            group = self.shareable[device].get(sig)
+            if group is None:
+                group = self.shareable[device][sig] = GpuGroup(self.residents)
+            group.add(gpu)
 
     def shareable_groups(self, device: str):
         """(signature, GPUs) pairs of GPUs that can take one more job; empty groups skipped."""
