@@ -31,6 +31,7 @@ SMALL = {  # every pair predictor, small enough for unit tests
     "horus": {"util_params": {"n_estimators": 60}, "map_params": {"n_estimators": 40}},
     "egat": {"hidden": 16, "layers": 2, "max_epochs": 4, "patience": 2, "edge_params": {"params": {"n_estimators": 30}}},
     "egat-const": {"hidden": 16, "layers": 1, "max_epochs": 4, "patience": 2},
+    "egat-coloc": {"hidden": 16, "layers": 1, "max_epochs": 4, "patience": 2, "edge_params": {"params": {"n_estimators": 30}}},
     "interactions": {},
     "blend": {"members": {"interactions": {}, "lgbm-enc": {"params": {"n_estimators": 30}, "spread": False}}},
 }

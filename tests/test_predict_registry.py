@@ -29,6 +29,7 @@ CHANGED = {
     ("pair", "horus"): {"util_params": {"n_estimators": 20}, "map_params": {"n_estimators": 10}},
     ("pair", "egat"): {"hidden": 8, "max_epochs": 2, "edge_params": {"params": {"n_estimators": 10}}},
     ("pair", "egat-const"): {"hidden": 8, "max_epochs": 2},
+    ("pair", "egat-coloc"): {"hidden": 8, "max_epochs": 2, "drop": ("gpu",)},
     ("pair", "interactions"): {"alphas": (1.0, 2.0)},
     ("pair", "blend"): {"members": {"interactions": {}, "mean": {}}, "grid": 2},
     ("util", "horus"): {"params": {"n_estimators": 20}},
