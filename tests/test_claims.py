@@ -1,0 +1,135 @@
+"""The claims table: verdict rules on hand-made numbers, and the table from small made-up pipeline outputs."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from coloc import claims
+from coloc.claims import (COLUMNS, VERDICTS, Claim, at_most_verdict, change_verdict, claims_table, paper_claims,
+                          value_verdict)
+
+NAN = float("nan")
+
+
+@pytest.mark.parametrize("value, low, high, target, expected", [
+    (-25.0, -28.0, -22.0, (-30.7, -23.7), "reproduced"),           # interval meets the range
+    (-40.0, -45.0, -35.0, (-30.7, -23.7), "reproduced"),           # a larger gain than claimed
+    (-10.0, -14.0, -6.0, (-30.7, -23.7), "same direction, smaller"),
+    (-10.0, -25.0, 3.0, (-30.7, -23.7), "not reproduced"),         # holds 0, though it also meets the range
+    (8.0, 5.0, 11.0, (-16.1, -16.1), "not reproduced"),            # the other direction
+    (70.0, 60.0, 80.0, (61.5, 61.5), "reproduced"),                # a gain claimed as an increase
+    (30.0, 25.0, 35.0, (61.5, 61.5), "same direction, smaller"),
+    (-20.0, NAN, NAN, (-16.1, -16.1), "reproduced"),               # no interval: the value alone
+    (-10.0, NAN, NAN, (-16.1, -16.1), "same direction, smaller"),
+    (0.0, NAN, NAN, (-16.1, -16.1), "not reproduced"),
+])
+def test_change_verdict_rules(value, low, high, target, expected):
+    assert change_verdict(value, low, high, target) == expected
+
+
+def test_bound_and_value_verdict_rules():
+    assert at_most_verdict(0.20, 0.15, 0.25, 0.154) == "reproduced"
+    assert at_most_verdict(0.20, 0.16, 0.25, 0.154) == "not reproduced"
+    assert at_most_verdict(0.10, NAN, NAN, 0.154) == "reproduced"
+    assert value_verdict(20.0, 18.0, 22.0, 35.4) == "reproduced"     # within a factor of two
+    assert value_verdict(0.5, 0.4, 0.6, 35.4) == "not reproduced"    # 70x faster
+    assert value_verdict(80.0, 75.0, 85.0, 35.4) == "not reproduced"
+
+
+def summary_table(seeds=range(5), noise=0.0) -> pd.DataFrame:
+    """A made-up simulation summary: fifo, two horus runs and isacpp on both papers' scenarios."""
+    rng = np.random.default_rng(0)
+    factors = {"fifo": 1.0, "horus": 1.1, "horus~horus-implied": 0.75, "isacpp": 0.8}
+    rows = []
+    for scenario, sweep, points in (("philly-contended", "load", (1.0, 2.0)),
+                                    ("isacpp-testbed", "interval_s", (0.0, 250.0))):
+        for seed in seeds:
+            base = 1000.0 + 100 * seed
+            for policy, factor in factors.items():
+                for point in points:
+                    scale = factor * (1 + noise * rng.standard_normal())
+                    gain = 1.5 if (policy.startswith("horus~") and point == 2.0) else 1.2
+                    rows.append({"scenario": scenario, "policy": policy, "seed": seed, "sweep": sweep,
+                                 "point": point, "makespan": base * scale, "jct_mean": base * scale / 2,
+                                 "queue_delay_mean": base * scale / 10,
+                                 "effective_throughput": 0.5 * (gain if policy != "fifo" else 1.0)})
+    return pd.DataFrame(rows)
+
+
+HEADLINES = {"philly-contended": 2.0, "isacpp-testbed": 250.0}
+
+
+def scores_tables():
+    util = pd.DataFrame([{"dataset": "gavel", "protocol": "random5", "predictor": "horus", "seed": s,
+                          "scope": "overall", "key": "all", "util_source": "achieved", "RMSLE": r}
+                         for s, r in enumerate([0.05, 0.07])])
+    pair = pd.DataFrame([{"dataset": "gavel", "protocol": "random5", "predictor": "egat", "seed": 0,
+                          "scope": "family", "key": fam, "MAPE": m} for fam, m in (("lm", 6.0), ("resnet18", 9.5))])
+    delay = pd.DataFrame([{"policy": "isacpp", "queued_jobs": q, "cluster": c, "gpus": g, "seed": s,
+                           "decision_s": d * (1 + 0.01 * s)}
+                          for q in (20, 100) for c, g, d in (("v100:16", 16, 0.2), ("v100:64", 64, 0.9))
+                          for s in range(3)])
+    return util, pair, delay
+
+
+def test_claims_table_from_made_up_outputs():
+    util, pair, delay = scores_tables()
+    table = claims_table(paper_claims(), summary_table(), util, pair, delay, HEADLINES)
+    assert list(table.columns) == COLUMNS and len(table) == 14 and table["verdict"].isin(VERDICTS).all()
+    row = table.set_index("claim")
+    # isacpp's jct is 0.8 x fifo's on every seed: -20% exactly (a zero-width interval), bigger than -16.1%
+    vs_fifo = row.loc["lower mean completion time vs Volcano (fifo)"]
+    assert vs_fifo["coloc_value"] == pytest.approx(-20.0) and vs_fifo["ci_low"] == pytest.approx(-20.0, abs=1e-3)
+    assert vs_fifo["verdict"] == "same direction, smaller"  # the paper claims -23.3%
+    vs_horus = row.loc["lower makespan vs Horus"]  # 0.8 / 0.75 - 1 = +6.7%: isacpp slower than the implied horus
+    assert vs_horus["coloc_value"] == pytest.approx(100 * (0.8 / 0.75 - 1), rel=1e-3) and vs_horus["verdict"] == "not reproduced"
+    assert "horus:" in vs_horus["reason"]  # the achieved-label horus is quoted too
+    for name in ("Schedtune", "Liquid"):
+        assert row.loc[f"lower makespan vs {name}", "verdict"] == "not comparable"
+        assert np.isnan(row.loc[f"lower makespan vs {name}", "coloc_value"])
+    wait = row.loc["lower job wait time"]
+    assert wait["coloc_value"] == pytest.approx(-25.0) and wait["verdict"] == "same direction, smaller"
+    util_row = row.loc["higher GPU utilization (up to)"]  # the best point: load 2 (+50%), not load 1 (+20%)
+    assert util_row["coloc_value"] == pytest.approx(50.0) and "load=2" in util_row["reason"]
+    rmsle = row.loc["GPU utilization predicted with RMSLE"]
+    assert rmsle["coloc_value"] == pytest.approx(0.06) and rmsle["verdict"] == "not comparable"  # achieved label
+    error = row.loc["maximum time-prediction error"]
+    assert error["coloc_value"] == pytest.approx(9.5) and error["verdict"] == "not reproduced"  # 9.5% > 8.72%
+    delay_row = row.loc["scheduling delay at 100 queued jobs"]  # the smallest cluster: 0.2 s, far from 35.4 s
+    assert delay_row["coloc_value"] == pytest.approx(0.202) and delay_row["verdict"] == "not reproduced"
+
+
+def test_noisy_seeds_give_an_interval_around_the_change():
+    table = claims_table(paper_claims(), summary_table(seeds=range(20), noise=0.05), headlines=HEADLINES)
+    row = table.set_index("claim").loc["lower makespan vs Volcano (fifo)"]
+    assert row["ci_low"] < row["coloc_value"] < row["ci_high"]
+    assert row["ci_low"] < -20.0 < row["ci_high"]
+
+
+def test_a_scenario_or_table_not_run_is_not_comparable_and_says_which():
+    summary = summary_table()
+    summary = summary[summary["scenario"] != "isacpp-testbed"]
+    table = claims_table(paper_claims(), summary, headlines=HEADLINES).set_index("claim")
+    assert table.loc["lower makespan vs Horus", "verdict"] == "not comparable"
+    assert "isacpp-testbed" in table.loc["lower makespan vs Horus", "reason"]
+    assert table.loc["scheduling delay at 100 queued jobs", "verdict"] == "not comparable"
+    assert table.loc["lower makespan", "verdict"] != "not comparable"  # Horus's scenario did run
+
+
+def test_bad_tables_are_refused_by_name_before_any_work():
+    summary = summary_table()
+    with pytest.raises(ValueError, match="simulation summary: missing columns \\['seed'\\]"):
+        claims_table(paper_claims(), summary.drop(columns="seed"), headlines=HEADLINES)
+    with pytest.raises(ValueError, match="simulation summary: 2 rows share a key"):
+        claims_table(paper_claims(), pd.concat([summary, summary.iloc[:1]]), headlines=HEADLINES)
+    with pytest.raises(ValueError, match="no headline point for scenario 'isacpp-testbed'"):
+        claims_table(paper_claims(), summary, headlines={"philly-contended": 2.0})
+    with pytest.raises(ValueError, match="kind 'more'"):
+        Claim("X", "c", "1", "more", (1, 1), "sim", "s", "m", "p")
+
+
+def test_horus_labels_compare_both_horus_runs_at_the_headline_points():
+    table = claims.horus_labels(summary_table(), HEADLINES)
+    assert set(table["policy"]) == {"fifo", "horus", "horus~horus-implied"} and len(table) == 6
+    row = table[(table["scenario"] == "isacpp-testbed") & (table["policy"] == "horus")].iloc[0]
+    assert row["makespan"] == pytest.approx(1.1 * np.mean([1000.0 + 100 * s for s in range(5)]))
