@@ -6,6 +6,9 @@ from pathlib import Path
 configfile: str(Path(workflow.basedir) / "config" / "config.yaml")
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/features.smk"

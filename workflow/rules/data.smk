@@ -34,8 +34,10 @@ rule data_tables:
         solo="data/processed/solo.parquet",
         pairs="data/processed/pairs.parquet",
         trace="data/processed/trace.parquet",
-        heatmap="figures/data/interference_heatmap.png",
-        trace_figure="figures/data/trace.png",
+        heatmap=report("figures/data/interference_heatmap.png", caption="../report/data_interference.rst",
+                       category="2 Data", subcategory="Gavel"),
+        trace_figure=report("figures/data/trace.png", caption="../report/data_trace.rst", category="2 Data",
+                            subcategory="Philly trace"),
     params:
         trace=as_yaml({f"trace_{key}": value for key, value in config["trace"].items()}),
     log:

@@ -8,9 +8,12 @@ rule features:
         code=code_of(NOTEBOOKS / "02_features.ipynb"),
     output:
         workloads="data/processed/workloads.parquet",
-        flops_figure="figures/features/flops_vs_params.png",
-        correlation_figure="figures/features/feature_correlations.png",
-        operator_figure="figures/features/operator_mix.png",
+        flops_figure=report("figures/features/flops_vs_params.png", caption="../report/features.rst",
+                            category="3 Features"),
+        correlation_figure=report("figures/features/feature_correlations.png", caption="../report/features.rst",
+                                  category="3 Features"),
+        operator_figure=report("figures/features/operator_mix.png", caption="../report/features.rst",
+                               category="3 Features"),
     params:
         names=as_yaml({"names": config["features"]["names"]}),
     log:

@@ -46,8 +46,10 @@ rule predictors_summary:
     output:
         scores="data/processed/predictor_scores.parquet",
         util_scores="data/processed/utilization_scores.parquet",
-        summary="results/predictors/summary.csv",
-        targets="results/predictors/targets.csv",
+        summary=report("results/predictors/summary.csv", caption="../report/predictors_summary.rst",
+                       category="5 Predictors", subcategory="Scores"),
+        targets=report("results/predictors/targets.csv", caption="../report/predictors_targets.rst",
+                       category="5 Predictors", subcategory="Scores"),
     params:
         settings=as_yaml({"score_paths": predictor_runs("scores"), "util_score_paths": predictor_runs("util_scores"),
                           "targets": PRED["targets"]}),
@@ -69,8 +71,12 @@ rule predictors_figures:
         utilization=expand(stage.RUN_FILES["utilization"], dataset="gavel", protocol=PRED["protocols"]),
         scores=rules.predictors_summary.output.scores,
     output:
-        gavel=expand(GAVEL_FIGURE, protocol=PRED["protocols"], kind=GAVEL_FIGURE_KINDS),
-        profiled=directory("figures/predictors/profiled"),
+        gavel=[report(GAVEL_FIGURE.format(protocol=protocol, kind=kind), caption="../report/predictors_gavel.rst",
+                      category="5 Predictors", subcategory=f"Gavel, {protocol}")
+               for protocol in PRED["protocols"] for kind in GAVEL_FIGURE_KINDS],
+        profiled=report(directory("figures/predictors/profiled"), patterns=["{name}.png"],
+                        caption="../report/predictors_profiled.rst", category="5 Predictors",
+                        subcategory="Profiled"),
     params:
         settings=as_yaml({
             "prediction_paths": {d: {p: prediction_file("predictions", d, p) for p in PRED["protocols"]}

@@ -12,8 +12,10 @@ rule profiling:
         solo="data/processed/profiled/solo.parquet",
         pairs="data/processed/profiled/pairs.parquet",
         jobs="data/processed/profiled/measurements.parquet",
-        heatmap="figures/profiling/slowdown_heatmap.png",
-        spread="figures/profiling/repeat_spread.png",
+        heatmap=report("figures/profiling/slowdown_heatmap.png", caption="../report/profiling_heatmap.rst",
+                       category="4 Profiling"),
+        spread=report("figures/profiling/repeat_spread.png", caption="../report/profiling_spread.rst",
+                      category="4 Profiling"),
     params:
         measurement_log=config["profiling"]["log"],
         settings=as_yaml({key: value for key, value in config["profiling"].items() if key != "log"}),
