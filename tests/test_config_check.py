@@ -41,19 +41,24 @@ def test_a_misspelled_section_is_refused_with_the_near_name():
 
 
 def test_a_misspelled_key_inside_a_trace_spec_is_named_in_the_spec_it_was_meant_for():
-    message = mistakes({"simulation": {"trace_specs": {"poisson": {"n_jobz": 5}}}})
-    assert "simulation.trace_specs.poisson.n_jobz: unknown key (did you mean 'n_jobs'?)" in message
+    message = mistakes({"simulation": {"scenario_specs": {"poisson": {"trace": {"n_jobz": 5}}}}})
+    assert "simulation.scenario_specs.poisson.trace.n_jobz: unknown key (did you mean 'n_jobs'?)" in message
     assert "source 'philly'" not in message and message.count("\n") == 1
+    message = mistakes({"simulation": {"scenario_specs": {"isacpp-testbed": {"trace": {"group_sise": 2}}}}})
+    assert "simulation.scenario_specs.isacpp-testbed.trace.group_sise: unknown key (did you mean 'group_size'?)" in message
 
 
 def test_every_mistake_is_listed_in_one_error():
     message = mistakes({"trace": {"seed": -1}, "profiling": {"log": "../measurements.jsonl"},
-                        "simulation": {"traces": ["philly", "alibaba"], "policies": ["fifo", "cloc"]}})
+                        "simulation": {"scenarios": ["poisson", "alibaba"],
+                                       "scenario_specs": {"poisson": {"policies": ["fifo", "cloc"]}}}})
     assert "config: 4 mistake(s)" in message
     assert "trace.seed: -1 is less than the minimum of 0" in message
     assert "profiling.log: '../measurements.jsonl' does not match" in message
-    assert "simulation.traces[1]: no spec for trace 'alibaba' in simulation.trace_specs (has ['philly', 'poisson'])" in message
-    assert f"simulation.policies[1]: unknown policy 'cloc' in 'cloc'; known: {policies.names()}" in message
+    assert ("simulation.scenarios[1]: no spec for scenario 'alibaba' in simulation.scenario_specs "
+            "(has ['isacpp-testbed', 'philly-contended', 'poisson'])") in message
+    assert (f"simulation.scenario_specs.poisson.policies[1]: unknown policy 'cloc' in 'cloc'; "
+            f"known: {policies.names()}") in message
 
 
 @pytest.mark.parametrize("log", ["../x.jsonl", "/tmp/x.jsonl", "data/../x.jsonl", "data/.hidden/x", "x.jsonl",
@@ -63,30 +68,42 @@ def test_the_profiling_log_stays_under_data(log):
 
 
 def test_policy_names_come_from_the_registry_not_a_hand_kept_pattern():
-    policy_items = SCHEMA["properties"]["simulation"]["properties"]["policies"]["items"]
-    assert "coloc-fifo" not in policy_items["pattern"]  # no list of names in the schema
-    cfg.check(merged(DEFAULT, {"simulation": {"policies": policies.names()}}), SCHEMA)
-    assert "unknown policy 'fifoo'" in mistakes({"simulation": {"policies": ["fifoo"]}})
+    spec = SCHEMA["properties"]["simulation"]["properties"]["scenario_specs"]["additionalProperties"]
+    assert "coloc-fifo" not in spec["properties"]["policies"]["items"]["pattern"]  # no list of names in the schema
+    cfg.check(merged(DEFAULT, on_poisson(policies=policies.names())), SCHEMA)
+    assert "unknown policy 'fifoo'" in mistakes(on_poisson(policies=["fifoo"]))
+
+
+def on_poisson(**keys) -> dict:
+    """A config override of the poisson scenario's keys."""
+    return {"simulation": {"scenario_specs": {"poisson": keys}}}
 
 
 def test_predictor_names_are_checked_against_the_registry_and_the_predictors_stage():
     pair = cfg.predictor_names("pair")
-    message = mistakes({"simulation": {"predictor_norm": "egatt", "predictor_util": "egat",
-                                       "policies": ["coloc~lgbn", "fifo~egat"]}})
+    util = cfg.predictor_names("util")
+    message = mistakes(merged({"simulation": {"predictor_norm": "egatt", "predictor_util": "egat"}},
+                              on_poisson(policies=["coloc~lgbn", "fifo~egat", "horus~egat", "horus~mean"])))
+    where = "simulation.scenario_specs.poisson.policies"
     assert f"simulation.predictor_norm: unknown pair predictor 'egatt'; known: {pair}" in message
-    assert f"simulation.predictor_util: unknown util predictor 'egat'; known: {cfg.predictor_names('util')}" in message
-    assert f"simulation.policies[0]: unknown pair predictor 'lgbn' in 'coloc~lgbn'; known: {pair}" in message
-    assert "simulation.policies[1]: policy 'fifo' reads no pair predictions, so '~egat' would be ignored" in message
+    assert f"simulation.predictor_util: unknown util predictor 'egat'; known: {util}" in message
+    assert f"{where}[0]: unknown pair predictor 'lgbn' in 'coloc~lgbn'; known: {pair}" in message
+    assert f"{where}[1]: policy 'fifo' reads no predictions a '~' can choose, so '~egat' would be ignored" in message
+    # horus reads utilization only: its '~' names a utilization predictor
+    assert f"{where}[2]: unknown utilization predictor 'egat' in 'horus~egat'; known: {util}" in message
+    assert f"{where}[3]" not in message
 
 
 def test_a_predictor_the_simulation_reads_must_be_made_by_the_predictors_stage():
-    config = merged(DEFAULT, {"simulation": {"policies": ["coloc~linear", "coloc"]}})
+    config = merged(DEFAULT, on_poisson(policies=["coloc~linear", "coloc", "horus~horus-implied"]))
     del config["predictors"]["models"]["linear"]
+    del config["predictors"]["util_models"]["horus-implied"]
     config["predictors"]["models"]["egat"]["protocols"] = ["random5"]
     with pytest.raises(cfg.ConfigError) as err:
         cfg.check(config, SCHEMA)
     message = str(err.value)
-    assert "simulation.policies[0]: pair predictor 'linear' is not among predictors.models" in message
+    assert "simulation.scenario_specs.poisson.policies[0]: pair predictor 'linear' is not among predictors.models" in message
+    assert ".policies[5]: util predictor 'horus-implied' is not among predictors.util_models" in message
     assert ("simulation.predictor_norm: predictor 'egat' runs only under protocols ['random5'] "
             "(predictors.models.egat.protocols), not simulation.protocol 'lofo'") in message
 
@@ -112,3 +129,26 @@ def test_wrong_types_are_named_with_the_alternatives():
     message = mistakes({"trace": {"window": "abc"}, "features": {"names": 5}})
     assert "trace.window: 'abc' is none of: null | array" in message
     assert "features.names: 5 is none of: 'all' | array" in message
+
+
+def test_a_scenario_is_checked_against_its_trace_cluster_and_sweep():
+    config = merged(DEFAULT, {"simulation": {"scenario_specs": {
+        "isacpp-testbed": {"cluster": "k80:4,a100:4", "headline": 7},
+        "poisson": {"headline": 1.0}, "philly-contended": {"headline": 16, "cluster": "k80:4,v100:4"}}}})
+    specs = config["simulation"]["scenario_specs"]
+    specs["poisson"]["sweep"], specs["philly-contended"]["sweep"] = {"interval_s": [1.0]}, {"gpus": [8, 16]}
+    with pytest.raises(cfg.ConfigError) as err:
+        cfg.check(config, SCHEMA)
+    message = str(err.value)
+    where = "simulation.scenario_specs"
+    assert (f"{where}.isacpp-testbed.cluster: device types ['a100'] in 'k80:4,a100:4' are not in Gavel's data "
+            f"(has ['k80', 'p100', 'v100'])") in message
+    assert f"{where}.isacpp-testbed.headline: 7 is not one of the sweep's interval_s points [0, 250, 500, 1000]" in message
+    assert f"{where}.poisson.sweep: key 'interval_s' does not apply to a 'poisson' trace; expected one of ['load', 'gpus']" in message
+    assert f"{where}.philly-contended.sweep: sweeping gpus needs a cluster of one device type, not 'k80:4,v100:4'" in message
+    assert "config: 4 mistake(s)" in message
+
+
+def test_a_scenario_sweeps_exactly_one_key():
+    message = mistakes(on_poisson(sweep={"gpus": [8]}))  # merged: load and gpus
+    assert "simulation.scenario_specs.poisson.sweep:" in message and "has too many properties" in message

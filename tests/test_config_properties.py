@@ -95,8 +95,10 @@ SECTIONS = list(fixed_sections(DEFAULT, SCHEMA))
 
 def test_the_sections_with_fixed_keys_are_the_config_sections():
     paths = {".".join(p) for p, _ in SECTIONS}
-    assert {"", "trace", "features", "profiling", "predictors", "simulation", "simulation.headline",
-            "sources.philly_trace", "simulation.trace_specs.philly", "simulation.trace_specs.poisson"} <= paths
+    specs = "simulation.scenario_specs"
+    assert {"", "trace", "features", "profiling", "predictors", "simulation", "sources.philly_trace",
+            f"{specs}.isacpp-testbed", f"{specs}.isacpp-testbed.trace", f"{specs}.isacpp-testbed.sweep",
+            f"{specs}.philly-contended.trace", f"{specs}.poisson.trace"} <= paths
 
 
 @SETTINGS

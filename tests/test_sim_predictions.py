@@ -65,8 +65,14 @@ def test_oracle_predictions_are_the_measured_pairs():
 
 
 def test_policy_names_may_carry_a_predictor():
-    assert parse_policy("coloc~lgbm", "egat") == ("coloc", "lgbm")
-    assert parse_policy("isacpp", "egat") == ("isacpp", "egat")
+    assert parse_policy("coloc~lgbm", "egat", "horus") == ("coloc", "lgbm", "horus")
+    assert parse_policy("isacpp", "egat", "horus") == ("isacpp", "egat", "horus")
+    assert parse_policy("isacpp~blend", "egat", "horus") == ("isacpp", "blend", "horus")  # reads both: '~' is the pair one
+
+
+def test_on_a_policy_that_reads_utilization_only_the_tilde_names_the_utilization_predictor():
+    assert parse_policy("horus~horus-implied", "egat", "horus") == ("horus", "egat", "horus-implied")
+    assert parse_policy("horus", "egat", "horus") == ("horus", "egat", "horus")
 
 
 @pytest.mark.parametrize("column, value", [("pred_norm_a", -0.2), ("pred_norm_b", 0.0), ("pred_norm_a", 2.5),
@@ -90,7 +96,7 @@ def test_absurd_utilization_is_refused():
 
 
 def run_config(policy="isacpp", **kwargs):
-    return experiment.RunConfig("t", policy, 0, 2, 1.0, predictor_norm="p", predictor_util="h", **kwargs)
+    return experiment.RunConfig("t", policy, 0, "v100:2", 1.0, predictor_norm="p", predictor_util="h", **kwargs)
 
 
 def test_a_nan_prediction_for_a_feasible_pair_the_run_uses_is_refused():

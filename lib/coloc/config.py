@@ -161,25 +161,56 @@ def _summary(branch: dict) -> str:
 def cross_problems(config: dict) -> list[str]:
     """Mistakes between the sections of a config the schema accepts (empty if none).
 
-    * ``simulation.policies``: each ``<policy>`` or ``<policy>~<predictor>`` names a registered
-      policy (:func:`coloc.policies.names`) and pair predictor; a ``~predictor`` only on a policy
-      that reads pair predictions.
+    * ``simulation.scenarios``: each has a spec in ``simulation.scenario_specs``.
+    * Each scenario spec (:func:`_scenario_problems`): its policies (``<policy>`` or
+      ``<policy>~<predictor>``) are registered (:func:`coloc.policies.names`); a ``~predictor`` names a
+      pair predictor on a policy that reads pair predictions, a utilization predictor on one that reads
+      utilization only (horus), and nothing else; its cluster parses and has only Gavel's device types;
+      its swept key suits its trace (load: philly, poisson; interval_s: testbed; gpus: a cluster of one
+      device type); its headline is one of the sweep's points.
     * ``simulation.predictor_norm`` is a registered pair predictor, ``simulation.predictor_util`` a
       utilization predictor, ``simulation.protocol`` one of ``predictors.protocols``. Each predictor
       a simulated policy reads is configured in the predictors stage and runs under that protocol.
     * The predictors stage's models: registered, with options the model accepts
       (``coloc.predict.check_options``), ``seeds`` and ``protocols`` the stage's.
-    * Every trace in ``simulation.traces`` has a spec in ``simulation.trace_specs``.
     """
     sim, pred = config.get("simulation"), config.get("predictors")
     problems = _model_problems(pred) if pred else []
     if sim:
-        problems += [f"simulation.traces[{i}]: no spec for trace {t!r} in simulation.trace_specs "
-                     f"(has {sorted(sim['trace_specs'])})" for i, t in enumerate(sim["traces"])
-                     if t not in sim["trace_specs"]]
-        problems += _policy_problems(sim)
+        problems += [f"simulation.scenarios[{i}]: no spec for scenario {name!r} in simulation.scenario_specs "
+                     f"(has {sorted(sim['scenario_specs'])})" for i, name in enumerate(sim["scenarios"])
+                     if name not in sim["scenario_specs"]]
+        for name, spec in sim["scenario_specs"].items():
+            problems += _scenario_problems(f"simulation.scenario_specs.{name}", spec)
     if sim and pred:
         problems += _simulation_problems(sim, pred)
+    return problems
+
+
+def _scenario_problems(where: str, spec: dict) -> list[str]:
+    from coloc.datasets import GAVEL_DEVICES
+    from coloc.sim.cluster import ClusterSpec
+    from coloc.sim.scenarios import SOURCE_SWEEPS
+
+    problems = [line for i, entry in enumerate(spec["policies"]) for line in _policy_problems(f"{where}.policies[{i}]", entry)]
+    try:
+        devices = [device for device, _ in ClusterSpec.parse(spec["cluster"]).devices]
+    except ValueError as err:
+        devices = []
+        problems.append(f"{where}.cluster: {err}")
+    unknown = [d for d in devices if d not in GAVEL_DEVICES]
+    if unknown:
+        problems.append(f"{where}.cluster: device types {unknown} in {spec['cluster']!r} are not in Gavel's data "
+                        f"(has {list(GAVEL_DEVICES)})")
+    (key, values), = spec["sweep"].items()
+    source = spec["trace"]["source"]
+    if key not in SOURCE_SWEEPS[source]:
+        problems.append(f"{where}.sweep: key {key!r} does not apply to a {source!r} trace; "
+                        f"expected one of {list(SOURCE_SWEEPS[source])}")
+    elif key == "gpus" and len(devices) > 1:
+        problems.append(f"{where}.sweep: sweeping gpus needs a cluster of one device type, not {spec['cluster']!r}")
+    if float(spec["headline"]) not in {float(v) for v in values}:
+        problems.append(f"{where}.headline: {spec['headline']!r} is not one of the sweep's {key} points {values}")
     return problems
 
 
@@ -210,23 +241,30 @@ def _model_sections(pred: dict) -> dict[str, tuple[str, dict]]:
     return {"pair": ("models", pred["models"]), "util": ("models", util)}
 
 
-def _policy_problems(sim: dict) -> list[str]:
+def _policy_problems(where: str, entry: str) -> list[str]:
+    """A scenario's policy entry '<policy>' or '<policy>~<predictor>' against the registries."""
     from coloc import policies
 
     known, problems = policies.names(), []
-    for i, entry in enumerate(sim["policies"]):
-        name, _, predictor = entry.partition("~")
-        where = f"simulation.policies[{i}]"
-        if name not in known:
-            problems.append(f"{where}: unknown policy {name!r} in {entry!r}; known: {known}")
-        elif predictor and "norm" not in reads(name):
-            readers = [p for p in known if "norm" in reads(p)]
-            problems.append(f"{where}: policy {name!r} reads no pair predictions, so '~{predictor}' would be "
-                            f"ignored; a predictor goes only with {readers}")
-        if predictor and predictor not in predictor_names("pair"):
-            problems.append(f"{where}: unknown pair predictor {predictor!r} in {entry!r}; "
-                            f"known: {predictor_names('pair')}")
+    name, _, predictor = entry.partition("~")
+    if name not in known:
+        return [f"{where}: unknown policy {name!r} in {entry!r}; known: {known}"]
+    kind = _override_kind(name)
+    if predictor and kind is None:
+        readers = [p for p in known if _override_kind(p)]
+        problems.append(f"{where}: policy {name!r} reads no predictions a '~' can choose, so '~{predictor}' would "
+                        f"be ignored; a predictor goes only with {readers}")
+    elif predictor and predictor not in predictor_names(kind):
+        what = "pair" if kind == "pair" else "utilization"
+        problems.append(f"{where}: unknown {what} predictor {predictor!r} in {entry!r}; known: {predictor_names(kind)}")
     return problems
+
+
+def _override_kind(policy: str) -> str | None:
+    """What a '~predictor' on `policy` names: "pair" (it reads pair predictions), "util" (it reads
+    utilization only, e.g. horus), or None (it reads neither)."""
+    kinds = reads(policy)
+    return "pair" if "norm" in kinds else "util" if "util" in kinds else None
 
 
 def _simulation_problems(sim: dict, pred: dict) -> list[str]:
@@ -240,14 +278,18 @@ def _simulation_problems(sim: dict, pred: dict) -> list[str]:
         if sim[key] not in predictor_names(kind):
             problems.append(f"simulation.{key}: unknown {kind} predictor {sim[key]!r}; known: {predictor_names(kind)}")
     read = {}  # (kind, predictor) the simulated policies read -> where the config names it
-    for i, entry in enumerate(sim["policies"]):
-        name, _, predictor = entry.partition("~")
-        kinds = reads(name) if name in policies.names() else ()
-        if "norm" in kinds:
-            read.setdefault(("pair", predictor or sim["predictor_norm"]),
-                            f"simulation.policies[{i}]" if predictor else "simulation.predictor_norm")
-        if "util" in kinds:
-            read.setdefault(("util", sim["predictor_util"]), "simulation.predictor_util")
+    for scenario in (s for s in sim["scenarios"] if s in sim["scenario_specs"]):
+        for i, entry in enumerate(sim["scenario_specs"][scenario]["policies"]):
+            name, _, predictor = entry.partition("~")
+            kinds = reads(name) if name in policies.names() else ()
+            here = f"simulation.scenario_specs.{scenario}.policies[{i}]"
+            override = _override_kind(name) if kinds else None
+            if "norm" in kinds:
+                read.setdefault(("pair", predictor or sim["predictor_norm"]),
+                                here if predictor else "simulation.predictor_norm")
+            if "util" in kinds:
+                chosen = predictor if override == "util" and predictor else sim["predictor_util"]
+                read.setdefault(("util", chosen), here if chosen != sim["predictor_util"] else "simulation.predictor_util")
     sections = _model_sections(pred)
     for (kind, name), where in read.items():
         section, models = sections[kind]

@@ -1,6 +1,7 @@
 """One simulation run as the workflow asks for it: tables in, per-job rows and a summary row out."""
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -16,14 +17,20 @@ from coloc.sim.predictions import FILES, Predictions
 
 @dataclass(frozen=True)
 class RunConfig:
-    """Everything that defines one run besides the tables."""
+    """Everything that defines one run besides the tables.
+
+    cluster: coloc.sim.cluster.ClusterSpec.parse text ("v100:64", or heterogeneous "k80:4,p100:4,v100:8").
+    load: the Philly load factor / Poisson offered load; interval_s: seconds between testbed arrival
+    groups; NaN where the trace does not use it. predictor_norm / predictor_util: the predictors the
+    run reads (after a '~' override of the policy, see :func:`parse_policy`).
+    """
 
     trace: str
     policy: str
     seed: int
-    gpus: int
-    load: float
-    device: str = "v100"
+    cluster: str
+    load: float = math.nan
+    interval_s: float = math.nan
     reference_device: str = "v100"
     gpus_per_node: int = 8
     max_jobs_per_gpu: int = 2
@@ -32,11 +39,31 @@ class RunConfig:
     predictor_norm: str = ""
     predictor_util: str = ""
 
+    def cluster_spec(self) -> ClusterSpec:
+        return ClusterSpec.parse(self.cluster, gpus_per_node=self.gpus_per_node,
+                                 max_jobs_per_gpu=self.max_jobs_per_gpu)
 
-def parse_policy(policy: str, default_predictor: str = "") -> tuple[str, str]:
-    """'coloc~lgbm' -> ('coloc', 'lgbm'); 'coloc' -> ('coloc', default_predictor)."""
+
+def parse_policy(policy: str, default_norm: str = "", default_util: str = "") -> tuple[str, str, str]:
+    """'<name>~<predictor>' -> (name, pair predictor, utilization predictor).
+
+    The '~' predictor replaces the pair predictor (default_norm), or, for a policy that reads
+    utilization only (horus), the utilization predictor (default_util):
+    'coloc~lgbm' -> ('coloc', 'lgbm', default_util); 'horus~horus-implied' -> ('horus', default_norm,
+    'horus-implied'); 'fifo' -> ('fifo', default_norm, default_util).
+    """
     name, _, predictor = policy.partition("~")
-    return name, predictor or default_predictor
+    if not predictor:
+        return name, default_norm, default_util
+    if overrides_util(name):
+        return name, default_norm, predictor
+    return name, predictor, default_util
+
+
+def overrides_util(name: str) -> bool:
+    """Whether a '~' on policy `name` names the utilization predictor: it reads utilization and no pair predictions."""
+    reads = policies.prediction_needs(name)
+    return "util" in reads and "norm" not in reads
 
 
 def prediction_files(policy: str) -> list[str]:
@@ -79,43 +106,71 @@ def make_policy(policy: str, truth: GroundTruth, params: dict | None = None):
     return made
 
 
+def cluster_workloads(truth: GroundTruth, spec: ClusterSpec, reference_device: str) -> list[str]:
+    """Job types measured solo on every device type of the cluster and on the reference device, sorted."""
+    devices = {device for device, _ in spec.devices} | {reference_device}
+    return [w for w in truth.workloads(reference_device) if all(truth.has_solo(d, w) for d in devices)]
+
+
 def run(config: RunConfig, trace_spec: dict, solo: pd.DataFrame, pairs: pd.DataFrame,
         trace_table: pd.DataFrame | None, predictions: Predictions | None = None,
-        policy_params: dict | None = None) -> tuple[SimResult, pd.DataFrame, pd.DataFrame]:
-    """Build the trace, simulate, and return (result, the jobs table, a one-row summary)."""
-    truth = GroundTruth(solo, pairs, config.reference_device)
-    workloads = [w for w in truth.workloads(config.device) if truth.has_solo(config.reference_device, w)]
+        policy_params: dict | None = None, truth: GroundTruth | None = None
+        ) -> tuple[SimResult, pd.DataFrame, pd.DataFrame]:
+    """Build the trace, simulate, and return (result, the jobs table, a one-row summary).
+
+    `truth`: the GroundTruth of (solo, pairs) on the reference device, when the caller already built it.
+    """
+    spec = config.cluster_spec()
+    if truth is None:
+        truth = GroundTruth(solo, pairs, config.reference_device)
+    elif truth.reference_device != config.reference_device:
+        raise ValueError(f"run: truth's reference device {truth.reference_device!r} is not the run's "
+                         f"{config.reference_device!r}")
+    workloads = cluster_workloads(truth, spec, config.reference_device)
+    if not workloads:
+        raise ValueError(f"cluster {config.cluster!r}: no job type has a solo throughput on each of its devices "
+                         f"and on the reference device {config.reference_device!r}")
     cost = pd.Series({w: 1.0 / truth.solo_tput(config.reference_device, w) for w in workloads})  # s per iteration
-    trace = traces.build(trace_spec, trace_table, workloads, config.seed, config.load, config.gpus, cost)
+    widest = max(count for _, count in spec.devices)
+    trace = traces.build(trace_spec, trace_table, workloads, config.seed, _given(config.load), spec.total_gpus,
+                         cost, interval_s=_given(config.interval_s), max_job_gpus=widest)
     if predictions is not None and predictions.has_norm():
-        predictions.require_pairs(truth, config.device, trace["workload"].unique())
-    spec = ClusterSpec(((config.device, config.gpus),), config.gpus_per_node, config.max_jobs_per_gpu)
+        for device, _ in spec.devices:
+            predictions.require_pairs(truth, device, trace["workload"].unique())
     policy = make_policy(config.policy, truth, policy_params)
     result = simulate(trace, truth, policy, spec, predictions, config.restart_cost_s, config.seed)
-    jobs = result.jobs.assign(trace=config.trace, seed=config.seed, gpus=config.gpus, load=config.load)
-    row = {**asdict(config), "kind": policy.kind,
+    keys = {"trace": config.trace, "seed": config.seed, "cluster": config.cluster, "gpus": spec.total_gpus,
+            "load": config.load, "interval_s": config.interval_s}
+    jobs = result.jobs.assign(**keys)
+    row = {**asdict(config), "gpus": spec.total_gpus, "kind": policy.kind,
            "prediction_source": predictions.source if predictions is not None else "none",
            "predictor_norm_params": predictions.norm_params if predictions is not None else "",
            "predictor_util_params": predictions.util_params if predictions is not None else "",
-           "offered_load": traces.offered_load(trace, config.gpus),
-           **metrics.summarize(result, config.gpus)}
+           "offered_load": traces.offered_load(trace, spec.total_gpus),
+           **metrics.summarize(result, spec.total_gpus)}
     return result, jobs, pd.DataFrame([row])
 
 
+def _given(value: float) -> float | None:
+    """None for NaN (a key the trace does not use)."""
+    return None if value is None or math.isnan(value) else float(value)
+
+
 SHOWN = ["jct_mean", "jct_median", "jct_p90", "jct_p99", "makespan", "queue_delay_mean", "queue_delay_p99",
-         "gpu_util_mean", "effective_throughput", "colocated_share", "slowdown_mean", "decision_ms_per_job"]
+         "gpu_util_mean", "busy_share", "effective_throughput", "colocated_share", "slowdown_mean",
+         "decision_ms_per_job"]
 
 
 def gather(paths) -> pd.DataFrame:
-    """Concatenate Parquet tables (one per run)."""
+    """Concatenate Parquet tables (one per scenario x policy)."""
     if not paths:
-        raise ValueError("gather: no files given; expected the per-run outputs of the simulate rule")
+        raise ValueError("gather: no files given; expected the outputs of the simulate rule")
     return pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
 
 
 def run_files(results_dir: str | Path, kind: str) -> list[str]:
-    """Every run's `kind`.parquet under results_dir/<trace>/<policy>/<run>/, sorted."""
-    return sorted(str(p) for p in Path(results_dir).glob(f"*/*/*/{kind}.parquet"))
+    """Every (scenario, policy)'s `kind`.parquet under results_dir/<scenario>/<policy>/, sorted."""
+    return sorted(str(p) for p in Path(results_dir).glob(f"*/*/{kind}.parquet"))
 
 
 def select(frame: pd.DataFrame, **equal) -> pd.DataFrame:
@@ -126,27 +181,28 @@ def select(frame: pd.DataFrame, **equal) -> pd.DataFrame:
     return frame[mask]
 
 
-def headline(summary: pd.DataFrame, trace: str, gpus: int, load: float) -> pd.DataFrame:
-    """Runs of `trace` at `gpus` and `load`, falling back to the trace's largest cluster / highest load."""
-    rows = select(summary, trace=trace)
+def headline(summary: pd.DataFrame, scenario: str, point: float) -> pd.DataFrame:
+    """Runs of `scenario` at its sweep `point` (the config's headline)."""
+    rows = select(summary, scenario=scenario)
     if rows.empty:
-        raise ValueError(f"summary: no runs of trace {trace!r}; have {sorted(summary['trace'].unique())}")
-    gpus = gpus if gpus in set(rows["gpus"]) else int(rows["gpus"].max())
-    rows = rows[rows["gpus"] == gpus]
-    load = load if load in set(rows["load"]) else float(rows["load"].max())
-    return rows[rows["load"] == load]
+        raise ValueError(f"summary: no runs of scenario {scenario!r}; have {sorted(summary['scenario'].unique())}")
+    picked = rows[rows["point"] == float(point)]
+    if picked.empty:
+        raise ValueError(f"summary: scenario {scenario!r} has no runs at point {point}; "
+                         f"has {sorted(rows['point'].unique())}")
+    return picked
 
 
 def source_line(summary: pd.DataFrame) -> str:
     """Where the numbers come from, for titles."""
-    devices = ",".join(sorted(summary["device"].unique()))
+    clusters = " | ".join(sorted(summary["cluster"].unique()))
     protocols = ",".join(sorted(p for p in summary["protocol"].unique() if p))
-    return f"truth: Gavel measured pairs ({devices}); predictions out-of-fold ({protocols or 'none'})"
+    return f"truth: Gavel measured pairs ({clusters}); predictions out-of-fold ({protocols or 'none'})"
 
 
 def policy_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """Mean over seeds of the main metrics per trace, cluster size, load and policy."""
-    keys = ["trace", "gpus", "load", "policy", "kind", "predictor_norm", "predictor_util"]
-    table = summary.groupby(keys, as_index=False)[SHOWN].mean()
-    table.insert(len(keys), "seeds", summary.groupby(keys)["seed"].nunique().to_numpy())
+    """Mean over seeds of the main metrics per scenario, sweep point and policy."""
+    keys = ["scenario", "sweep", "point", "cluster", "policy", "kind", "predictor_norm", "predictor_util"]
+    table = summary.groupby(keys, as_index=False, sort=False)[SHOWN].mean()
+    table.insert(len(keys), "seeds", summary.groupby(keys, sort=False)["seed"].nunique().to_numpy())
     return table

@@ -18,7 +18,9 @@ def summarize(result: SimResult, total_gpus: int) -> dict:
 
     makespan: first submission to last completion. queue_delay: all time a job
     waited (including after preemptions). gpu_util_mean: time-weighted busy
-    GPUs (>= 1 job) over GPUs x makespan. effective_throughput: time-weighted
+    GPUs (>= 1 job) over GPUs x makespan. busy_share: the same from the first
+    submission to the last job's (first) start, while work was waiting or
+    arriving (the drain tail left out). effective_throughput: time-weighted
     sum over running jobs of GPUs x normalized throughput (exclusive-GPU
     equivalents of progress) over GPUs x makespan; it exceeds the utilization
     when sharing pays. colocated_share: seconds run next to another job over
@@ -41,6 +43,7 @@ def summarize(result: SimResult, total_gpus: int) -> dict:
         "queue_delay_mean": float(delay.mean()),
         "queue_delay_p99": float(np.percentile(delay, 99)),
         "gpu_util_mean": busy / (total_gpus * makespan),
+        "busy_share": _busy_share(result.timeline, start, float(jobs["start_time"].max()), total_gpus),
         "effective_throughput": effective / (total_gpus * makespan),
         "jobs_per_hour": len(jobs) / makespan * 3600.0,
         "colocated_share": float(jobs["colocated_time"].sum() / jobs["run_time"].sum()),
@@ -50,6 +53,13 @@ def summarize(result: SimResult, total_gpus: int) -> dict:
         "migrations": int(stats["migrations"]),
         "sim_wall_s": float(stats.get("wall_s", np.nan)),
     }
+
+
+def _busy_share(timeline: pd.DataFrame, start: float, end: float, total_gpus: int) -> float:
+    """Busy GPU-seconds over GPU-seconds in [start, end) (NaN if end <= start); the timeline starts at `start`."""
+    if end <= start:
+        return float("nan")
+    return time_integral(timeline[timeline["time"] < end], "busy_gpus", end) / (total_gpus * (end - start))
 
 
 def utilization_series(timeline: pd.DataFrame, total_gpus: int, bin_s: float) -> pd.DataFrame:

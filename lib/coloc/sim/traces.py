@@ -1,9 +1,11 @@
-"""Traces for the simulator: slices of the Philly trace table and synthetic Poisson traces.
+"""Traces for the simulator: slices of the Philly trace table, synthetic Poisson traces, and testbed batches.
 
 `load` scales arrivals: submit times are divided by it, so load 2 packs the
 same jobs into half the time (inter-arrival times halved). For the Poisson
 trace `load` is the offered GPU load relative to the cluster: arrivals come at
-rate load x GPUs / E[duration x GPUs].
+rate load x GPUs / E[duration x GPUs]. The testbed trace (the shape of
+ISACPP's real-cluster experiment) has no load: its jobs arrive a few at a
+time, one group every `interval_s` seconds.
 """
 from __future__ import annotations
 
@@ -19,7 +21,10 @@ from coloc.sim.job import Job
 
 TRACE_COLUMNS = ("job_id", "submit_time", "duration", "num_gpus", "workload")
 PHILLY_KEYS = {"source", "clusters", "start_s", "end_s", "n_jobs", "assign", "families"}
-POISSON_KEYS = {"source", "n_jobs", "median_duration_s", "duration_sigma", "gpu_mix", "families"}
+POISSON_KEYS = {"source", "n_jobs", "median_duration_s", "duration_sigma", "gpu_mix", "families", "load"}
+TESTBED_KEYS = {"source", "n_jobs", "group_size", "median_duration_s", "duration_sigma", "gpu_mix", "families",
+                "interval_s"}
+PHILLY_KEYS = PHILLY_KEYS | {"load"}  # a spec's `load` / `interval_s`: the value when the scenario sweeps another key
 
 
 def select(trace: pd.DataFrame, clusters: Sequence[str] | None = None, start_s: float | None = None,
@@ -84,12 +89,7 @@ def poisson(n_jobs: int, workloads: Sequence[str], seed: int, load: float, total
     if n_jobs < 1 or total_gpus < 1 or not workloads:
         raise ValueError(f"poisson trace: n_jobs={n_jobs}, total_gpus={total_gpus}, "
                          f"{len(workloads)} workloads; expected all >= 1")
-    mix = {int(k): float(v) for k, v in (gpu_mix or {1: 1.0}).items()}
-    if any(g < 1 or g > total_gpus or p < 0 for g, p in mix.items()) or sum(mix.values()) <= 0:
-        raise ValueError(f"poisson trace: gpu_mix {mix}: expected GPU counts in [1, {total_gpus}] "
-                         f"with non-negative weights")
-    sizes = np.array(sorted(mix))
-    probs = np.array([mix[g] for g in sizes]) / sum(mix.values())
+    sizes, probs = _gpu_mix(gpu_mix, total_gpus, "poisson")
     arrivals, durations, gpus, kinds = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(4))
     mean_gpu_time = median_duration_s * math.exp(duration_sigma ** 2 / 2) * float(sizes @ probs)
     rate = load * total_gpus / mean_gpu_time
@@ -105,24 +105,76 @@ def poisson(n_jobs: int, workloads: Sequence[str], seed: int, load: float, total
     })
 
 
+def testbed(n_jobs: int, workloads: Sequence[str], seed: int, interval_s: float, group_size: int = 3,
+            median_duration_s: float = 1800.0, duration_sigma: float = 0.8,
+            gpu_mix: Mapping[int, float] | None = None, max_job_gpus: int = 1) -> pd.DataFrame:
+    """The shape of ISACPP's real-cluster experiment: `n_jobs` jobs arriving `group_size` at a time.
+
+    Group k (jobs k x group_size ... , in job-id order) is submitted at k x `interval_s`; interval 0
+    submits every job at once. A job's type is drawn uniformly from `workloads` (Gavel's measured job
+    types); its duration, the exclusive run time on the reference device, is log-normal with median
+    `median_duration_s` and log standard deviation `duration_sigma` (the default, median 30 min and
+    sigma 0.8, gives a 10-90% range of about 11 min to 1.4 h: ISACPP's jobs train for minutes to hours;
+    the paper lists types and epochs, not run times), rounded to whole seconds (>= 1); its GPU count is
+    drawn from `gpu_mix` ({GPUs: weight}, default all single-GPU, as in co-location testbeds). Each
+    randomness source (durations, GPU counts, workloads) has its own generator spawned from `seed`, so
+    the same seed gives the same jobs at every interval.
+    """
+    if n_jobs < 1 or group_size < 1 or not workloads:
+        raise ValueError(f"testbed trace: n_jobs={n_jobs}, group_size={group_size}, {len(workloads)} workloads; "
+                         f"expected all >= 1")
+    if not (math.isfinite(interval_s) and interval_s >= 0):
+        raise ValueError(f"testbed trace: interval_s {interval_s}; expected a finite number >= 0")
+    sizes, probs = _gpu_mix(gpu_mix, max_job_gpus, "testbed")
+    durations, gpus, kinds = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3))
+    ids = np.arange(n_jobs)
+    return pd.DataFrame({
+        "job_id": ids,
+        "submit_time": (ids // group_size) * float(interval_s),
+        "duration": np.maximum(1.0, np.round(durations.lognormal(math.log(median_duration_s), duration_sigma, n_jobs))),
+        "num_gpus": gpus.choice(sizes, size=n_jobs, p=probs),
+        "workload": kinds.choice(np.array(sorted(workloads), dtype=object), size=n_jobs),
+        "cluster": "testbed",
+    })
+
+
+def _gpu_mix(gpu_mix: Mapping | None, max_gpus: int, trace: str) -> tuple[np.ndarray, np.ndarray]:
+    """GPU counts and their probabilities from {GPUs: weight} (default: all single-GPU)."""
+    mix = {int(k): float(v) for k, v in (gpu_mix or {1: 1.0}).items()}
+    if any(g < 1 or g > max_gpus or p < 0 for g, p in mix.items()) or sum(mix.values()) <= 0:
+        raise ValueError(f"{trace} trace: gpu_mix {mix}: expected GPU counts in [1, {max_gpus}] "
+                         f"with non-negative weights")
+    sizes = np.array(sorted(mix))
+    return sizes, np.array([mix[g] for g in sizes]) / sum(mix.values())
+
+
 def build(spec: Mapping, table: pd.DataFrame | None, workloads: Sequence[str], seed: int,
-          load: float, total_gpus: int, workload_cost: pd.Series | None = None) -> pd.DataFrame:
-    """The trace a run simulates, from a config entry `spec` (see config `simulation.traces`).
+          load: float | None, total_gpus: int, workload_cost: pd.Series | None = None, *,
+          interval_s: float | None = None, max_job_gpus: int | None = None) -> pd.DataFrame:
+    """The trace a run simulates, from a scenario's `trace` entry `spec` (config `simulation.scenario_specs`).
 
     source 'philly': keys clusters, start_s, end_s, n_jobs, assign ('table' keeps
     the table's job types; 'uniform' or 'gpu_time' redraw them with `seed`, the
-    latter by `workload_cost`); jobs wider than the cluster are dropped. source 'poisson': keys n_jobs, median_duration_s,
-    duration_sigma, gpu_mix ({GPUs: weight}). Both take `families`: draw job
-    types only from these model families (e.g. the ones a small predictor run covers).
+    latter by `workload_cost`); submit times divided by `load`. source 'poisson': keys n_jobs,
+    median_duration_s, duration_sigma, gpu_mix ({GPUs: weight}); `load` is the offered GPU load.
+    source 'testbed' (:func:`testbed`): keys n_jobs, group_size, median_duration_s, duration_sigma,
+    gpu_mix; groups arrive every `interval_s`. All take `families`: draw job types only from these
+    model families (e.g. the ones a small predictor run covers). A spec's own `load` / `interval_s`
+    key is the value a scenario uses when it sweeps another key; the caller passes it here.
+    Jobs wider than `max_job_gpus` (default `total_gpus`; the most GPUs of one device type on a
+    heterogeneous cluster) are dropped from Philly and refused in a synthetic gpu_mix.
     """
     source = spec.get("source")
     workloads = _of_families(spec, workloads)
+    widest = int(max_job_gpus or total_gpus)
+    if source in ("philly", "poisson") and not (load is not None and load > 0 and math.isfinite(load)):
+        raise ValueError(f"trace spec source {source!r}: load {load}; expected a positive number")
     if source == "philly":
         _check_keys(spec, PHILLY_KEYS)
         if table is None:
             raise ValueError("trace spec source 'philly' needs the trace table")
         trace = select(table, spec.get("clusters") or None, spec.get("start_s"), spec.get("end_s"),
-                       spec.get("n_jobs"), max_gpus=total_gpus)
+                       spec.get("n_jobs"), max_gpus=widest)
         assign = spec.get("assign", "table")
         if assign in ("uniform", "gpu_time"):
             trace = reassign_workloads(trace, workloads, seed, assign, workload_cost)
@@ -133,10 +185,20 @@ def build(spec: Mapping, table: pd.DataFrame | None, workloads: Sequence[str], s
         return scale_load(trace, load)
     if source == "poisson":
         _check_keys(spec, POISSON_KEYS)
+        if any(int(g) > widest for g in (spec.get("gpu_mix") or {})):
+            raise ValueError(f"trace spec {dict(spec)}: gpu_mix asks for more than {widest} GPUs, "
+                             f"the most of one device type in the cluster")
         return poisson(int(spec.get("n_jobs", 1000)), workloads, seed, load, total_gpus,
                        float(spec.get("median_duration_s", 1800.0)), float(spec.get("duration_sigma", 1.0)),
                        spec.get("gpu_mix"))
-    raise ValueError(f"trace spec: source={source!r}; expected 'philly' or 'poisson'")
+    if source == "testbed":
+        _check_keys(spec, TESTBED_KEYS)
+        if interval_s is None:
+            raise ValueError(f"trace spec {dict(spec)}: source 'testbed' needs interval_s (seconds between groups)")
+        return testbed(int(spec.get("n_jobs", 51)), workloads, seed, float(interval_s), int(spec.get("group_size", 3)),
+                       float(spec.get("median_duration_s", 1800.0)), float(spec.get("duration_sigma", 0.8)),
+                       spec.get("gpu_mix"), widest)
+    raise ValueError(f"trace spec: source={source!r}; expected 'philly', 'poisson' or 'testbed'")
 
 
 def _of_families(spec: Mapping, workloads: Sequence[str]) -> list[str]:

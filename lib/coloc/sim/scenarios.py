@@ -1,0 +1,183 @@
+"""Scenarios: the named experiments of the simulation stage (config ``simulation.scenario_specs``).
+
+A scenario is a trace spec, a cluster (``ClusterSpec.parse`` text, heterogeneous allowed), its policies
+and seeds, and ONE swept key: ``load`` (Philly load factor, Poisson offered load), ``interval_s``
+(seconds between testbed arrival groups) or ``gpus`` (the size of a one-device-type cluster). For one
+policy its runs are every seed x sweep point; :func:`run_policy` simulates them in-process and writes
+each finished run to a work folder as it goes, whole or not at all, so that a rerun of the same
+definition on the same inputs and code skips the runs already finished (resume).
+
+Every table a run gives carries the key columns ``scenario``, ``policy``, ``seed``, ``sweep`` (the swept
+key's name) and ``point`` (its value).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+import coloc
+from coloc.sim import experiment
+from coloc.sim.cluster import ClusterSpec
+from coloc.sim.interference import GroundTruth
+from coloc.sim.metrics import utilization_series
+
+SWEEP_KEYS = ("load", "interval_s", "gpus")
+TABLES = ("summary", "jobs", "utilization")
+SETTINGS = ("reference_device", "max_jobs_per_gpu", "restart_cost_s", "protocol", "predictor_norm",
+            "predictor_util", "util_bin_s")  # the simulation section's keys shared by every scenario
+SOURCE_SWEEPS = {"philly": ("load", "gpus"), "poisson": ("load", "gpus"), "testbed": ("interval_s", "gpus")}
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run of a scenario for a policy: a seed and the swept key's value."""
+
+    seed: int
+    sweep: str
+    point: float
+
+    @property
+    def name(self) -> str:
+        """The run's folder name, e.g. 'seed3_interval_s250'."""
+        return f"seed{self.seed}_{self.sweep}{self.point:g}"
+
+
+def sweep_of(spec: Mapping) -> tuple[str, list[float]]:
+    """(swept key, its points) of a scenario spec."""
+    sweep = spec["sweep"]
+    if len(sweep) != 1 or next(iter(sweep)) not in SWEEP_KEYS:
+        raise ValueError(f"scenario sweep {dict(sweep)}: expected exactly one key of {list(SWEEP_KEYS)}")
+    key, values = next(iter(sweep.items()))
+    return key, [float(v) for v in values]
+
+
+def points(spec: Mapping) -> list[Point]:
+    """Every run of the scenario for one policy: seeds x sweep points, seed-major."""
+    key, values = sweep_of(spec)
+    return [Point(int(seed), key, value) for seed in spec["seeds"] for value in values]
+
+
+def cluster_at(cluster: str, gpus: int | None = None) -> str:
+    """The cluster text, with its size set to `gpus` when the scenario sweeps gpus (one device type only)."""
+    if gpus is None:
+        return cluster
+    devices = ClusterSpec.parse(cluster).devices
+    if len(devices) != 1:
+        raise ValueError(f"cluster {cluster!r}: sweeping gpus needs a cluster of one device type, "
+                         f"not {len(devices)}")
+    return f"{devices[0][0]}:{int(gpus)}"
+
+
+def run_config(policy: str, spec: Mapping, settings: Mapping, point: Point) -> experiment.RunConfig:
+    """The RunConfig of one run: the scenario spec at `point`, the shared settings, the policy's predictors."""
+    trace = spec["trace"]
+    source = trace["source"]
+    if point.sweep not in SOURCE_SWEEPS.get(source, ()):
+        raise ValueError(f"scenario trace source {source!r} cannot sweep {point.sweep!r}; "
+                         f"expected one of {list(SOURCE_SWEEPS.get(source, ()))}")
+    value = {point.sweep: point.point}
+    load = value.get("load", trace.get("load", 1.0)) if source != "testbed" else math.nan
+    interval = value.get("interval_s", trace.get("interval_s", 0.0)) if source == "testbed" else math.nan
+    gpus = int(point.point) if point.sweep == "gpus" else None
+    _, norm, util = experiment.parse_policy(policy, settings["predictor_norm"], settings["predictor_util"])
+    return experiment.RunConfig(
+        trace=source, policy=policy, seed=point.seed, cluster=cluster_at(spec["cluster"], gpus),
+        load=float(load), interval_s=float(interval), reference_device=settings["reference_device"],
+        gpus_per_node=int(spec["gpus_per_node"]), max_jobs_per_gpu=int(settings["max_jobs_per_gpu"]),
+        restart_cost_s=float(settings["restart_cost_s"]), protocol=settings["protocol"],
+        predictor_norm=norm, predictor_util=util)
+
+
+def trace_spec(spec: Mapping) -> dict:
+    """The scenario's trace entry as coloc.sim.traces.build takes it (its load / interval_s are passed apart)."""
+    return {k: v for k, v in spec["trace"].items() if k not in ("load", "interval_s")}
+
+
+def fingerprint(definition: Mapping, files) -> str:
+    """A hash of a run set's definition (JSON), the bytes of its input files and the coloc library's code."""
+    digest = hashlib.sha256(json.dumps(definition, sort_keys=True, default=str).encode())
+    code = sorted(Path(coloc.__file__).parent.rglob("*.py"))
+    for path in [*(Path(f) for f in files if f), *code]:
+        digest.update(str(path.name).encode())
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+def run_policy(scenario: str, policy: str, spec: Mapping, settings: Mapping, solo: pd.DataFrame,
+               pairs: pd.DataFrame, trace_table: pd.DataFrame | None, predictions_path: str = "",
+               utilization_path: str = "", work_dir: str | Path | None = None,
+               log: Callable[[str], None] = print) -> dict[str, pd.DataFrame]:
+    """Every run (seed x sweep point) of `policy` in `scenario`: {'summary', 'jobs', 'utilization'} tables.
+
+    With `work_dir`, each finished run's three tables are written to work_dir/<point name>/ (a run's
+    folder appears whole, by one rename) and a run whose folder exists is read back instead of run
+    again. The caller points `work_dir` at a folder named by :func:`fingerprint` of everything the
+    runs depend on, so that no stale run is ever read back.
+    """
+    tables: dict[str, list[pd.DataFrame]] = {name: [] for name in TABLES}
+    clusters = spec["trace"].get("clusters") if spec["trace"]["source"] == "philly" else None
+    if clusters and trace_table is not None and "cluster" in trace_table.columns:
+        trace_table = trace_table[trace_table["cluster"].isin(clusters)]  # once, not per run (same selection)
+    predictions_by_seed: dict[int, object] = {}
+    truth = GroundTruth(solo, pairs, settings["reference_device"])  # one for every run (it only reads the tables)
+    for point in points(spec):
+        done = Path(work_dir) / point.name if work_dir else None
+        if done is not None and done.is_dir():
+            parts = {name: pd.read_parquet(done / f"{name}.parquet") for name in TABLES}
+            log(f"{scenario} {policy} {point.name}: finished before, read back")
+        else:
+            config = run_config(policy, spec, settings, point)
+            if point.seed not in predictions_by_seed:
+                predictions_by_seed[point.seed] = experiment.load_predictions(config, predictions_path,
+                                                                              utilization_path)
+            parts = run_point(scenario, config, point, spec, settings, solo, pairs, trace_table,
+                              predictions_by_seed[point.seed], truth)
+            if done is not None:
+                _write_whole(parts, done)
+            row = parts["summary"].iloc[0]
+            log(f"{scenario} {policy} {point.name}: jct_mean {row['jct_mean']:.0f} s, makespan "
+                f"{row['makespan']:.0f} s, busy {row['busy_share']:.2f}, {row['sim_wall_s']:.2f} s")
+        for name in TABLES:
+            tables[name].append(parts[name])
+    return {name: pd.concat(frames, ignore_index=True) for name, frames in tables.items()}
+
+
+def run_point(scenario: str, config: experiment.RunConfig, point: Point, spec: Mapping, settings: Mapping,
+              solo: pd.DataFrame, pairs: pd.DataFrame, trace_table: pd.DataFrame | None, predictions,
+              truth: GroundTruth | None = None) -> dict[str, pd.DataFrame]:
+    """One run's three tables, each with the scenario's key columns first."""
+    result, jobs, summary = experiment.run(config, trace_spec(spec), solo, pairs, trace_table, predictions,
+                                           truth=truth)
+    keys = {"scenario": scenario, "policy": config.policy, "seed": point.seed, "sweep": point.sweep,
+            "point": point.point}
+    gpus = int(summary["gpus"].iloc[0])
+    bin_s = float(spec.get("util_bin_s", settings["util_bin_s"]))
+    utilization = utilization_series(result.timeline, gpus, bin_s).assign(
+        trace=config.trace, cluster=config.cluster, gpus=gpus, load=config.load, interval_s=config.interval_s)
+    return {name: _keyed(frame, keys) for name, frame in
+            (("summary", summary), ("jobs", jobs), ("utilization", utilization))}
+
+
+def _keyed(frame: pd.DataFrame, keys: Mapping) -> pd.DataFrame:
+    rest = frame.drop(columns=[k for k in keys if k in frame.columns])
+    return pd.concat([pd.DataFrame({k: [v] * len(frame) for k, v in keys.items()}, index=frame.index), rest], axis=1)
+
+
+def _write_whole(parts: Mapping[str, pd.DataFrame], folder: Path) -> None:
+    """Write the tables into a hidden sibling folder, then rename it to `folder` (all or nothing)."""
+    staging = folder.with_name(f".partial-{folder.name}")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    for name, frame in parts.items():
+        frame.to_parquet(staging / f"{name}.parquet", index=False)
+    os.replace(staging, folder)
