@@ -1,7 +1,8 @@
 # Stage 1: profile solo and co-located training of a few job types on this machine's device.
 # The measurement log (config profiling.log) is the resume state, not an output: Snakemake never deletes it,
 # so a rerun measures only what the log lacks. Delete the log to measure afresh.
-# The rule takes every core: other jobs running meanwhile would distort the measurements.
+# The rule takes every core (on a cluster, a node of its own): other jobs running meanwhile would distort the
+# measurements.
 
 
 rule profiling:
@@ -19,7 +20,7 @@ rule profiling:
     params:
         measurement_log=config["profiling"]["log"],
         settings=as_yaml({key: value for key, value in config["profiling"].items() if key != "log"}),
-    threads: workflow.cores
+    threads: workflow.resource_settings.cores or 1  # --cores; unset under a cluster executor (slurm_extra below)
     log:
         notebook="results/notebooks/01_profiling.ipynb",
     conda:
