@@ -15,15 +15,18 @@ import pandas as pd
 
 from coloc.datasets import family_of, save_table
 from coloc.devices import device_table
-from coloc.predict.base import Tables
+from coloc.predict.base import Tables, predict_pairs
 from coloc.predict.evaluate import (PRED_COLUMNS, SCORE_COLUMNS, UTIL_COLUMNS, UTIL_SCORE_COLUMNS, Evaluation,
                                     evaluate, scores_of, utilization_scores)
 from coloc.predict.protocols import ProtocolSkipped
-from coloc.predict.registry import check_options
+from coloc.predict.registry import check_options, make_predictor, split_options
 
 DATASETS = ("gavel", "profiled")
 # Where the workflow keeps each dataset's solo and pairs tables, and the files of one (dataset, protocol) run.
 DATASET_FOLDERS = {"gavel": "data/processed", "profiled": "data/processed/profiled"}
+# Users' own measurements (config datasets.user.<name>; coloc.datasets.load_user) are dataset "user-<name>".
+USER_PREFIX = "user-"
+USER_FOLDER = "data/processed/user/{name}"
 RUN_FILES = {
     "predictions": "data/processed/predictions/{dataset}/{protocol}.parquet",  # out-of-fold pair predictions
     "utilization": "data/processed/utilization/{dataset}/{protocol}.parquet",  # out-of-fold utilization
@@ -40,20 +43,33 @@ def run_file(kind: str, dataset: str, protocol: str, protocols) -> str:
     """
     if kind not in RUN_FILES:
         raise ValueError(f"predictor file kind {kind!r}; expected one of {sorted(RUN_FILES)}")
-    if dataset not in DATASETS:
-        raise ValueError(f"dataset {dataset!r}; expected one of {list(DATASETS)}")
+    if dataset not in DATASETS and not is_user(dataset):
+        raise ValueError(f"dataset {dataset!r}; expected one of {list(DATASETS)} or {USER_PREFIX}<name>")
     if protocol not in protocols:
         raise ValueError(f"protocol {protocol!r} is not among predictors.protocols {list(protocols)}: "
                          f"the predictors stage makes no {kind} file for it")
     return RUN_FILES[kind].format(dataset=dataset, protocol=protocol)
 
 
+def is_user(dataset: str) -> bool:
+    """Whether ``dataset`` names a user's own source (``user-<name>``)."""
+    return str(dataset).startswith(USER_PREFIX) and len(str(dataset)) > len(USER_PREFIX)
+
+
+def dataset_folder(dataset: str) -> str:
+    """Where the workflow keeps ``dataset``'s solo and pairs tables."""
+    return USER_FOLDER.format(name=dataset[len(USER_PREFIX):]) if is_user(dataset) else DATASET_FOLDERS[dataset]
+
+
 def load_tables(workloads_path, solo_path, pairs_path, families=None) -> Tables:
     """The tables of one data source, restricted to the job types it measured (and to ``families``).
 
     Solo rows without a positive finite throughput (a job that did not run alone) are
-    dropped, and so are the pairs that involve them; the device table comes from
-    :mod:`coloc.devices` for the devices named in ``solo``.
+    dropped, and so are the pairs that involve them, unless the source has no solo rows at all
+    (a user's source of normalized throughputs only). The device table comes from
+    :mod:`coloc.devices` (a device it does not know gets a row without specifications). A job
+    type without a feature row, a device without specifications, or no solo rows are gaps of the
+    source (:func:`input_gaps`): the predictors that need them are skipped (:func:`run_protocol`).
     """
     workloads = pd.read_parquet(workloads_path)
     solo = pd.read_parquet(solo_path)
@@ -63,15 +79,67 @@ def load_tables(workloads_path, solo_path, pairs_path, families=None) -> Tables:
         pairs = pairs[pairs["workload_a"].map(family_of).isin(families) & pairs["workload_b"].map(family_of).isin(families)]
     ok = np.isfinite(solo["throughput"].astype(float)) & (solo["throughput"].astype(float) > 0)
     solo = solo[ok].reset_index(drop=True)
-    known = set(zip(solo["device"], solo["workload"]))
-    has_solo = [(d, a) in known and (d, b) in known
-                for d, a, b in pairs[["device", "workload_a", "workload_b"]].itertuples(index=False)]
-    pairs = pairs[has_solo].reset_index(drop=True)
-    missing = sorted(set(solo["workload"]) - set(workloads["workload"]))
+    if not solo.empty:
+        known = set(zip(solo["device"], solo["workload"]))
+        has_solo = [(d, a) in known and (d, b) in known
+                    for d, a, b in pairs[["device", "workload_a", "workload_b"]].itertuples(index=False)]
+        pairs = pairs[has_solo].reset_index(drop=True)
+    names = set(solo["workload"]) | set(pairs["workload_a"]) | set(pairs["workload_b"])
+    workloads = workloads[workloads["workload"].isin(names)].reset_index(drop=True)
+    devices = sorted(set(solo["device"]) | set(pairs["device"]))
+    return Tables(workloads, solo, pairs.reset_index(drop=True), _device_rows(devices))
+
+
+def _device_rows(names) -> pd.DataFrame:
+    """coloc.devices' rows; a device it does not know gets its name and no specifications (NaN)."""
+    rows = []
+    for name in names:
+        try:
+            rows.append(device_table([name]))
+        except KeyError:
+            rows.append(pd.DataFrame({"name": [name]}))
+    return pd.concat(rows, ignore_index=True).reindex(columns=device_table([]).columns)
+
+
+def input_gaps(tables: Tables) -> list[str]:
+    """What per-job inputs the source lacks: solo throughputs, feature rows of job types, device specifications."""
+    gaps = []
+    if tables.solo.empty:
+        gaps.append("solo throughputs")
+    names = set(tables.pairs["workload_a"]) | set(tables.pairs["workload_b"]) | set(tables.solo["workload"])
+    missing = sorted(names - set(tables.workloads["workload"]))
     if missing:
-        raise KeyError(f"{workloads_path}: no feature row for job types {missing[:5]} measured in {solo_path}")
-    workloads = workloads[workloads["workload"].isin(solo["workload"])].reset_index(drop=True)
-    return Tables(workloads, solo, pairs, device_table(sorted(solo["device"].unique())))
+        gaps.append(f"model-graph features of job types {missing[:5]}{' ...' if len(missing) > 5 else ''} "
+                    f"(not in the workloads table)")
+    unknown = sorted(tables.devices.loc[tables.devices["peak_flops"].isna(), "name"])
+    if unknown:
+        gaps.append(f"specifications of devices {unknown}")
+    return gaps
+
+
+def usable_models(tables: Tables, models: dict, kind: str) -> tuple[dict, list[str]]:
+    """The models that fit on a source with input gaps, and a reason for each one skipped.
+
+    Without gaps every model is usable. With gaps each model is fitted once on the whole source (a
+    pair model also predicts a few of its pairs): one that fails is skipped, the reason naming what
+    the source lacks and the error.
+    """
+    gaps = input_gaps(tables)
+    if not gaps:
+        return dict(models), []
+    usable, skipped = {}, []
+    for name, options in models.items():
+        entry, params, _ = split_options(name, options)
+        try:
+            model = make_predictor(entry, 0, kind=kind, **params).fit(tables)
+            if kind == "pair":  # and predicts (a model may need per-job inputs only there)
+                predict_pairs(model, tables.pairs[tables.pairs["feasible"].astype(bool)].head(4), tables)
+        except Exception as err:  # noqa: BLE001 - any failure on a source with gaps is the reason to skip
+            skipped.append(f"{name} skipped: this source lacks {'; '.join(gaps)} ({type(err).__name__}: "
+                           f"{str(err)[:200]})")
+            continue
+        usable[name] = options
+    return usable, skipped
 
 
 def source_label(dataset: str, devices, families=()) -> str:
@@ -82,6 +150,8 @@ def source_label(dataset: str, devices, families=()) -> str:
         return label + (f", families {', '.join(families)} only" if families else "")
     if dataset == "profiled":
         return f"profiled on {', '.join(devices)}"
+    if is_user(dataset):
+        return f"user data {dataset[len(USER_PREFIX):]!r} (measured, {'/'.join(devices)})"
     raise KeyError(f"unknown dataset {dataset!r}; expected one of {DATASETS}")
 
 
@@ -96,7 +166,8 @@ def run_protocol(tables: Tables, protocol: str, models: dict, util_models: dict,
                  workers: int = 1, progress: bool = False) -> Evaluation:
     """Every pair model ({name: options}) and utilization model under one protocol, every seed.
 
-    The options are checked first (:func:`coloc.predict.registry.check_options`). A protocol
+    The options are checked first (:func:`coloc.predict.registry.check_options`); on a source with
+    input gaps, a model that cannot fit there is skipped with its reason (:func:`usable_models`). A protocol
     that does not apply to these tables gives empty predictions and utilization, its reason in
     ``skipped``.
     """
@@ -104,8 +175,12 @@ def run_protocol(tables: Tables, protocol: str, models: dict, util_models: dict,
         check_options(name, options, "pair")
     for name, options in util_models.items():
         check_options(name, options, "util")
+    models, skipped = usable_models(tables, models, "pair")
+    util_models, util_skipped = usable_models(tables, util_models, "util")
     try:
-        return evaluate(tables, protocol, models, seeds, k, workers, progress, util_models)
+        evaluation = evaluate(tables, protocol, models, seeds, k, workers, progress, util_models)
+        evaluation.skipped[:0] = skipped + util_skipped
+        return evaluation
     except ProtocolSkipped as err:
         return Evaluation(protocol, pd.DataFrame(columns=PRED_COLUMNS), pd.DataFrame(columns=UTIL_COLUMNS),
                           [f"{protocol} skipped: {err}"])
