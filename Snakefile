@@ -15,6 +15,7 @@ include: "workflow/rules/features.smk"
 include: "workflow/rules/profiling.smk"
 include: "workflow/rules/predictors.smk"
 include: "workflow/rules/simulation.smk"
+include: "workflow/rules/scheduling_delay.smk"
 
 
 rule all:

@@ -21,6 +21,7 @@ SECTIONS = {
     "03_predictors": (CONFIG["predictors"], "", 6),
     "03_predictors_summary": (CONFIG["predictors"], "", 1),
     "04_simulation": (SIM, "", 9),
+    "05_scheduling_delay": (CONFIG["scheduling_delay"], "", 11),
 }
 
 
@@ -64,8 +65,17 @@ def test_simulation_notebook_defaults_are_a_run_of_the_default_sweep():
 
 def test_figure_notebook_defaults_follow_the_config():
     defaults = parameters("04_simulation_figures")
-    assert defaults["traces"] == SIM["traces"]
-    assert (defaults["headline_gpus"], defaults["headline_load"]) == (SIM["headline"]["gpus"], SIM["headline"]["load"])
+    assert defaults["scenarios"] == SIM["scenarios"]
+    assert defaults["headlines"] == {name: SIM["scenario_specs"][name]["headline"] for name in SIM["scenarios"]}
+
+
+def test_scheduling_delay_notebook_reads_the_simulation_settings_and_prediction_files():
+    defaults = parameters("05_scheduling_delay")
+    for key in ("reference_device", "max_jobs_per_gpu", "protocol", "predictor_norm", "predictor_util"):
+        assert defaults[key] == SIM[key], key
+    protocols = CONFIG["predictors"]["protocols"]
+    for kind in ("predictions", "utilization"):
+        assert defaults[f"{kind}_path"] == "../" + run_file(kind, "gavel", SIM["protocol"], protocols)
 
 
 @pytest.mark.parametrize("stem", notebooks())

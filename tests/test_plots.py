@@ -25,16 +25,3 @@ def test_save_writes_the_figure_and_closes_it_on_a_file_only_backend(tmp_path):
     ax.plot([0, 1], [1, 0])
     path = plots.save(fig, tmp_path / "sub" / "line.png")
     assert path.stat().st_size > 1000 and fig.number not in plt.get_fignums()
-
-
-def test_the_load_sweep_has_one_legend_beside_its_panels_not_over_the_data():
-    from coloc.plots.simulation import load_sweep
-
-    rows = [{"trace": trace, "gpus": 64, "load": load, "policy": policy, "kind": kind, "jct_mean": 3600.0 * load}
-            for trace in ("philly", "poisson") for load in (1.0, 2.0)
-            for policy, kind in (("fifo", "baseline"), ("coloc", "predictive"), ("oracle", "oracle"))]
-    fig = load_sweep(pd.DataFrame(rows))
-    assert all(ax.get_legend() is None for ax in fig.axes)
-    (legend,) = fig.legends
-    assert [t.get_text() for t in legend.get_texts()] == ["fifo", "coloc", "oracle"]
-    plt.close(fig)

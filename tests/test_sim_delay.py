@@ -11,6 +11,7 @@ from coloc.sim.cluster import ClusterSpec
 from coloc.sim.interference import GroundTruth
 from coloc.sim.job import QUEUED, RUNNING
 from coloc.sim.predictions import Predictions
+from coloc.sim.view import Profile
 
 TESTBED = "k80:4,p100:4,v100:8"
 
@@ -29,14 +30,28 @@ def predictions(truth):
     return Predictions.from_truth(truth, utils)
 
 
+def jobs(truth, n=30, seed=0, cluster=TESTBED):
+    spec, profile = ClusterSpec.parse(cluster, gpus_per_node=4), Profile.of(truth)
+    draw = (spec, profile, 1800.0, 1.0, {1: 8, 2: 1, 4: 1})
+    return (spec, profile, delay.draw_jobs(n, truth.workloads("v100"), seed, *draw),
+            delay.draw_jobs(spec.total_gpus, truth.workloads("v100"), seed + 7, *draw, first_id=n))
+
+
 def state(truth, predictions, policy="fifo", n=30, busy_share=0.5, seed=0, cluster=TESTBED):
-    spec = ClusterSpec.parse(cluster, gpus_per_node=4)
-    workloads = truth.workloads("v100")
-    queued = delay.draw_jobs(n, workloads, seed, spec.total_gpus, 1800.0, 1.0, {1: 8, 2: 1, 4: 1})
-    residents = delay.draw_jobs(spec.total_gpus, workloads, seed + 7, spec.total_gpus, 1800.0, 1.0,
-                                {1: 8, 2: 1, 4: 1}, first_id=n)
+    spec, profile, queued, residents = jobs(truth, n, seed, cluster)
     made = delay.make_policy(policy, truth)
-    return made, delay.round_state(made, truth, spec, predictions, queued, residents, busy_share, seed)
+    return made, delay.round_state(made, profile, spec, predictions, queued, residents, busy_share, seed)
+
+
+def test_a_round_works_on_copies_so_one_draw_serves_every_policy(truth, predictions):
+    spec, profile, queued, residents = jobs(truth, n=25)
+    before = [(j.job_id, j.state, j.remaining, j.gpus) for j in queued + residents]
+    for name in ("isacpp", "isacpp"):
+        policy = delay.make_policy(name, truth)
+        view = delay.round_state(policy, profile, spec, predictions, queued, residents, 0.5, 0)
+        _, placed = delay.time_round(policy, view)
+        assert placed > 0 and len(view.queue) == 25 - placed
+    assert [(j.job_id, j.state, j.remaining, j.gpus) for j in queued + residents] == before
 
 
 def test_the_round_starts_with_the_queue_asked_for_and_residents_part_way_through(truth, predictions):
@@ -70,7 +85,8 @@ def test_an_idle_cluster_is_a_busy_share_of_zero(truth, predictions):
 
 def test_measure_gives_a_row_per_cluster_queue_length_seed_and_policy(truth, predictions):
     names = ["fifo", "tiresias", "horus", "isacpp", "coloc", "oracle"]
-    table = delay.measure(truth, predictions, names, [5, 40], [TESTBED, "v100:8"], [0, 1], gpu_mix={1: 3, 2: 1})
+    table = delay.measure(truth, predictions, names, [5, 40], [TESTBED, "v100:8"], [0, 1], gpu_mix={1: 3, 2: 1},
+                          repeats=2)
     assert list(table.columns) == delay.COLUMNS and len(table) == 2 * 2 * 2 * len(names)
     assert table.groupby(["cluster", "queued_jobs", "seed"])["policy"].apply(list).map(names.__eq__).all()
     assert set(table["gpus"]) == {16, 8}
@@ -99,10 +115,11 @@ def test_the_time_is_one_schedule_call_not_the_reset(truth, predictions, monkeyp
     (["horus~horus-implied"], [10], "without '~<predictor>'"),
     (["nosuch"], [10], "unknown policy 'nosuch'"),
     (["fifo"], [0, 10], r"queued_jobs \[0, 10\]"),
+    (["fifo"], [10], "repeats 0"),
 ])
 def test_bad_settings_are_refused_before_any_measurement(truth, predictions, names, queued, match):
     with pytest.raises((ValueError, KeyError), match=match):
-        delay.measure(truth, predictions, names, queued, [TESTBED], [0])
+        delay.measure(truth, predictions, names, queued, [TESTBED], [0], repeats=0 if "repeats" in match else 1)
 
 
 def test_a_predictive_policy_without_predictions_for_a_cluster_device_is_refused(truth):
@@ -121,3 +138,11 @@ def test_summary_is_per_cluster_policy_and_queue_length():
     out = delay.summary(table)
     assert out[["queued_jobs", "decision_s_mean", "decision_s_min", "decision_s_max", "placed_mean"]].values.tolist() == \
         [[20, 2.0, 1.0, 3.0, 3.0], [100, 5.0, 5.0, 5.0, 8.0]]
+
+
+def test_job_types_are_those_of_the_families_asked_for(truth):
+    assert set(delay.job_types(truth)) == set(truth.workloads("v100"))
+    kept = delay.job_types(truth, ["resnet18", "lm"])
+    assert kept and {w.split("-")[0] for w in kept} == {"resnet18", "lm"}
+    with pytest.raises(ValueError, match="no job type of families \\['gpt9'\\]"):
+        delay.job_types(truth, ["gpt9"])

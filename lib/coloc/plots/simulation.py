@@ -1,24 +1,60 @@
-"""Figures of the simulation stage (notebook 04_simulation_figures).
+"""Figures of the simulation stage: per scenario (notebook 04_simulation_figures) and the scheduling delay (05).
 
-Titles carry the data source, the device and the prediction protocol. Policies appear in the order
-of their kind: baselines, then predictive policies, then oracles (upper bounds, labelled so).
+Per scenario, from the gathered tables (coloc.sim.experiment; one row per run in `summary`, per job in
+`jobs`, per time bin in `utilization`, each keyed by scenario, policy, seed and sweep point):
+
+* `policy_bars`: every policy's mean JCT, makespan, queueing delay and GPU busy share at one sweep point
+  (the scenario's headline), mean over seeds with 95% Student t intervals (coloc.stats.mean_ci);
+* `jct_density`: the distribution of job completion times per policy (ISACPP Fig. 14);
+* `utilization_over_time`: busy and effective GPUs over time per policy (ISACPP Fig. 15);
+* `sweep`: mean JCT and makespan against the swept value, with fifo's GPU busy share (is the cluster
+  contended?);
+* `scheduling_delay`: one round's wall time against the queue length, log-log (ISACPP Fig. 16).
+
+Titles carry the data source, cluster, devices and prediction protocol. Policies appear in the order of
+their kind (baselines, predictive policies, oracles); oracles are labelled upper bounds and hatched.
+Legends sit beside the panels, never over data.
 """
 from __future__ import annotations
+
+import math
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
+from matplotlib.lines import Line2D
 
 from coloc.policies import KINDS
+from coloc.stats import mean_ci
 
-SUMMARY_METRICS = {
-    "jct_mean": "mean JCT (h)", "jct_p99": "p99 JCT (h)", "makespan": "makespan (h)",
-    "queue_delay_mean": "mean queueing delay (h)", "gpu_util_mean": "GPU utilization (busy share)",
-    "effective_throughput": "effective throughput (GPU share)", "colocated_share": "share of run time co-located",
-    "slowdown_mean": "mean slowdown (JCT / exclusive)",
-}
-HOURS = {"jct_mean", "jct_p99", "makespan", "queue_delay_mean"}
+BAR_METRICS = {"jct_mean": "mean JCT (h)", "makespan": "makespan (h)",
+               "queue_delay_mean": "mean queueing delay (h)", "gpu_util_mean": "GPU busy share"}
+SWEEP_METRICS = {"jct_mean": "mean JCT (h)", "makespan": "makespan (h)"}
+HOURS = {"jct_mean", "jct_median", "jct_p90", "jct_p99", "makespan", "queue_delay_mean"}
+CONTENDED = 0.8  # fifo busy share from which a point counts as contended (issue 12)
+SWEEP_NAMES = {"load": "load factor", "interval_s": "arrival interval (s)", "gpus": "GPUs"}
+
+
+SCENARIO_FIGURES = ("policies", "jct_density", "utilization", "sweep")  # figures/sim/<scenario>/<name>.png
+
+
+def scenario_figures(summary: pd.DataFrame, jobs: pd.DataFrame, utilization: pd.DataFrame, scenario: str,
+                     point: float) -> dict[str, plt.Figure]:
+    """The figures of one scenario by name (SCENARIO_FIGURES): three at sweep point `point`, the sweep over all."""
+    rows = at_point(summary, scenario, point)
+    order = policy_order(rows)
+    kinds = dict(zip(rows["policy"], rows["kind"]))
+    every = summary[summary["scenario"] == scenario]
+    return {
+        "policies": policy_bars(rows, title=scenario_title(rows, "mean over seeds, whiskers: 95% interval", point)),
+        "jct_density": jct_density(at_point(jobs, scenario, point), order, kinds,
+                                   title=scenario_title(rows, "job completion times, every seed's jobs", point)),
+        "utilization": utilization_over_time(at_point(utilization, scenario, point), order, kinds,
+                                             title=scenario_title(rows, "GPU utilization over time, mean over seeds",
+                                                                  point)),
+        "sweep": sweep(every, title=scenario_title(every, "mean over seeds, whiskers: 95% interval")),
+    }
 
 
 def policy_order(summary: pd.DataFrame) -> list[str]:
@@ -35,83 +71,257 @@ def policy_order(summary: pd.DataFrame) -> list[str]:
 
 
 def label(policy: str, kind: str) -> str:
-    return f"{policy} (oracle)" if kind == "oracle" else policy
+    return f"{policy} (oracle, upper bound)" if kind == "oracle" else policy
 
 
-def policy_comparison(summary: pd.DataFrame, metrics=tuple(SUMMARY_METRICS), title: str = "") -> plt.Figure:
-    """One bar panel per metric, a bar per policy (mean over seeds, error bar = spread over seeds)."""
-    data = summary.copy()
-    for metric in HOURS & set(metrics):
-        data[metric] = data[metric] / 3600.0
-    kinds = dict(zip(data["policy"], data["kind"]))
-    order = policy_order(data)
-    data["policy "] = [label(p, kinds[p]) for p in data["policy"]]
-    labels = [label(p, kinds[p]) for p in order]
-    cols = 4
-    rows = int(np.ceil(len(metrics) / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.6 * rows), squeeze=False)
-    palette = dict(zip(labels, sns.color_palette("tab10", len(labels))))
-    for ax, metric in zip(axes.flat, metrics):
-        sns.barplot(data=data, x="policy ", y=metric, order=labels, hue="policy ", palette=palette,
-                    errorbar=("pi", 100), ax=ax, legend=False)
-        ax.set_title(SUMMARY_METRICS.get(metric, metric))
-        ax.set_xlabel("")
-        ax.set_ylabel("")
-        ax.tick_params(axis="x", rotation=60)
-    for ax in list(axes.flat)[len(metrics):]:
-        ax.set_visible(False)
+def palette(order: list[str]) -> dict[str, tuple]:
+    """One colour per policy, by its place in ``order`` (the same in every figure of a scenario)."""
+    colours = sns.color_palette("tab10" if len(order) <= 10 else "tab20", len(order))
+    return dict(zip(order, colours))
+
+
+def source_line(rows: pd.DataFrame) -> str:
+    """Where the numbers come from: the ground truth and the predictions (protocol, predictors)."""
+    protocols = ",".join(sorted({p for p in rows["protocol"].dropna().unique() if p})) or "none"
+    norm = ",".join(sorted({p for p in rows.get("predictor_norm", pd.Series(dtype=str)).dropna().unique() if p}))
+    util = ",".join(sorted({p for p in rows.get("predictor_util", pd.Series(dtype=str)).dropna().unique() if p}))
+    return (f"truth: Gavel measured pairs; policies see out-of-fold predictions "
+            f"(protocol {protocols}; pairs {norm or '-'}, utilization {util or '-'})")
+
+
+def scenario_title(rows: pd.DataFrame, what: str, point: float | None = None) -> str:
+    """'<scenario>: <what>' and a line naming the trace, cluster, sweep point, seeds and the source."""
+    first = rows.iloc[0]
+    where = f"{first['trace']} trace, cluster {first['cluster']} ({int(first['gpus'])} GPUs)"
+    if point is not None:
+        where += f", {first['sweep']} = {_number(point)}"
+    return f"{first['scenario']}: {what}\n{where}, {rows['seed'].nunique()} seeds; {source_line(rows)}"
+
+
+def at_point(table: pd.DataFrame, scenario: str, point: float) -> pd.DataFrame:
+    """Rows of `scenario` at sweep point `point`; an error names the scenarios or points there are."""
+    rows = table[table["scenario"] == scenario]
+    if rows.empty:
+        raise ValueError(f"no rows of scenario {scenario!r}; have {sorted(table['scenario'].unique())}")
+    chosen = rows[np.isclose(rows["point"].astype(float), float(point))]
+    if chosen.empty:
+        raise ValueError(f"scenario {scenario!r}: no rows at {rows['sweep'].iloc[0]} = {point}; "
+                         f"have {sorted(float(p) for p in rows['point'].unique())}")
+    return chosen
+
+
+def policy_bars(summary: pd.DataFrame, metrics=tuple(BAR_METRICS), title: str = "") -> plt.Figure:
+    """One panel per metric, a horizontal bar per policy: the mean over seeds, whiskers its 95% interval."""
+    order = policy_order(summary)
+    kinds = dict(zip(summary["policy"], summary["kind"]))
+    colours = palette(order)
+    fig, axes = plt.subplots(1, len(metrics), figsize=(3.6 * len(metrics) + 1.5, 0.42 * len(order) + 1.6),
+                             sharey=True, squeeze=False)
+    for ax, metric in zip(axes[0], metrics):
+        scale = 3600.0 if metric in HOURS else 1.0
+        stats = [mean_ci(summary.loc[summary["policy"] == p, metric] / scale) for p in order]
+        means = np.array([s[0] for s in stats])
+        err = np.array([[s[0] - s[1], s[2] - s[0]] for s in stats]).T
+        y = np.arange(len(order))
+        bars = ax.barh(y, means, xerr=np.nan_to_num(err), color=[colours[p] for p in order],
+                       error_kw={"elinewidth": 1, "capsize": 2})
+        for bar, policy in zip(bars, order):
+            if kinds[policy] == "oracle":
+                bar.set_hatch("//")
+                bar.set_edgecolor("black")
+        ax.set_title(BAR_METRICS.get(metric, metric))
+        ax.set_yticks(y, [label(p, kinds[p]) for p in order])
+        ax.invert_yaxis() if ax is axes[0][0] else None
+        ax.grid(axis="x", alpha=0.3)
     fig.suptitle(title)
     fig.tight_layout()
     return fig
 
 
-def jct_cdf(jobs: pd.DataFrame, order: list[str], title: str = "") -> plt.Figure:
-    """Empirical CDF of job completion time per policy (log scale), policies in ``order``."""
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    sns.ecdfplot(data=jobs, x="jct", hue="policy", hue_order=order, log_scale=True, ax=ax)
-    ax.set_xlabel("job completion time (s)")
-    ax.set_ylabel("share of jobs")
+def jct_density(jobs: pd.DataFrame, order: list[str], kinds: dict[str, str], title: str = "") -> plt.Figure:
+    """Distribution of job completion times per policy (all seeds' jobs pooled), a violin each.
+
+    The JCT axis is logarithmic when the completion times span more than a factor of 30.
+    """
+    data = jobs.assign(hours=jobs["jct"] / 3600.0)
+    log = bool(data["hours"].max() > 30 * data["hours"].min())
+    names = {p: label(p, kinds[p]) for p in order}
+    data["policy "] = data["policy"].map(names)
+    fig, ax = plt.subplots(figsize=(8, 0.5 * len(order) + 1.6))
+    sns.violinplot(data=data, x="hours", y="policy ", order=[names[p] for p in order], hue="policy ",
+                   palette={names[p]: c for p, c in palette(order).items()}, cut=0, inner="quart",
+                   density_norm="width", log_scale=log, legend=False, ax=ax)
+    ax.set_xlabel("job completion time (h)" + (", log scale" if log else ""))
+    ax.set_ylabel("")
+    ax.grid(axis="x", alpha=0.3)
     ax.set_title(title)
     fig.tight_layout()
     return fig
 
 
-def utilization_over_time(series: pd.DataFrame, order: list[str], title: str = "") -> plt.Figure:
-    """Time-weighted busy and effective GPUs (shares of the cluster) per policy over time, policies in ``order``."""
-    fig, axes = plt.subplots(1, 2, figsize=(13, 4), sharey=True)
-    data = series.assign(hours=series["time"] / 3600.0)
-    for ax, column, name in zip(axes, ("gpu_util", "effective_util"), ("busy GPUs", "effective GPUs")):
-        sns.lineplot(data=data, x="hours", y=column, hue="policy", hue_order=order, ax=ax, errorbar=None)
-        ax.set_title(f"{name} (share of the cluster)")
-        ax.set_xlabel("time (h)")
-        ax.set_ylabel("")
-    return _legend_beside(fig, axes, title)
+def utilization_over_time(series: pd.DataFrame, order: list[str], kinds: dict[str, str], title: str = "",
+                          columns: int = 4) -> plt.Figure:
+    """A panel per policy: busy GPUs and effective GPUs (shares of the cluster) over time, mean over seeds.
+
+    A run counts as idle (0) after its last job ends, so a shorter makespan shows as an earlier drop.
+    Each panel repeats fifo's busy share in grey, for reference, where fifo ran.
+    """
+    curves = _mean_over_seeds(series)
+    rows = math.ceil(len(order) / columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(3.4 * columns, 2.4 * rows), sharex=True, sharey=True,
+                             squeeze=False)
+    colours = palette(order)
+    for ax, policy in zip(axes.flat, order):
+        mine = curves[curves["policy"] == policy]
+        if policy != "fifo" and "fifo" in order:
+            fifo = curves[curves["policy"] == "fifo"]
+            ax.plot(fifo["hours"], fifo["gpu_util"], color="0.6", lw=1, label="fifo: busy GPUs")
+        ax.plot(mine["hours"], mine["gpu_util"], color=colours[policy], lw=1.6, label="busy GPUs")
+        ax.plot(mine["hours"], mine["effective_util"], color=colours[policy], lw=1.2, ls="--",
+                label="effective GPUs (progress)")
+        ax.set_title(label(policy, kinds[policy]), fontsize=9)
+        ax.grid(alpha=0.3)
+    top = max(1.0, float(curves[["gpu_util", "effective_util"]].max().max()))
+    for ax in axes.flat:
+        ax.set_ylim(0, 1.05 * top)
+    for i, ax in enumerate(axes.flat):
+        if i >= len(order):
+            ax.set_visible(False)
+        elif i + columns >= len(order):  # the lowest panel of its column: it carries the time axis
+            ax.xaxis.set_tick_params(labelbottom=True)
+            ax.set_xlabel("time (h)")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("share of GPUs")
+    keys = [Line2D([], [], color="black", lw=1.6), Line2D([], [], color="black", lw=1.2, ls="--")]
+    names = ["busy GPUs (>= 1 job)", "effective GPUs\n(progress in exclusive-GPU units)"]
+    if "fifo" in order and len(order) > 1:
+        keys.append(Line2D([], [], color="0.6", lw=1))
+        names.append("fifo: busy GPUs (reference)")
+    _legend_beside(fig, keys, names, title, "")
+    return fig
 
 
-def load_sweep(summary: pd.DataFrame, metric: str = "jct_mean", title: str = "") -> plt.Figure:
-    """`metric` against load per policy (mean over seeds), one panel per trace and cluster size."""
-    data = summary.assign(value=summary[metric] / (3600.0 if metric in HOURS else 1.0))
-    panels = list(data.groupby(["trace", "gpus"]).groups)
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4), squeeze=False)
-    order = policy_order(data)
-    for ax, (trace, gpus) in zip(axes[0], panels):
-        part = data[(data["trace"] == trace) & (data["gpus"] == gpus)]
-        sns.lineplot(data=part, x="load", y="value", hue="policy", hue_order=order, marker="o", errorbar=None, ax=ax)
-        ax.set_title(f"{trace}, {gpus} GPUs")
-        ax.set_xlabel("load")
-        ax.set_ylabel(SUMMARY_METRICS.get(metric, metric))
-        ax.set_yscale("log")
-    return _legend_beside(fig, axes.flat, title)
+def _mean_over_seeds(series: pd.DataFrame) -> pd.DataFrame:
+    """Per (policy, time bin): the mean over seeds, a seed's bins after its run ended counted as 0."""
+    seeds = sorted(series["seed"].unique())
+    times = np.sort(series["time"].unique())
+    full = pd.MultiIndex.from_product([sorted(series["policy"].unique()), seeds, times],
+                                      names=["policy", "seed", "time"])
+    values = (series.set_index(["policy", "seed", "time"])[["gpu_util", "effective_util"]]
+              .groupby(level=[0, 1, 2]).mean().reindex(full, fill_value=0.0))
+    out = values.groupby(level=["policy", "time"]).mean().reset_index()
+    return out.assign(hours=out["time"] / 3600.0)
 
 
-def _legend_beside(fig: plt.Figure, axes, title: str) -> plt.Figure:
-    """One legend of the policies to the right of the panels, where it hides no data; the panels' own go."""
-    axes = list(axes)
-    handles, labels = axes[0].get_legend_handles_labels()
+def sweep(summary: pd.DataFrame, metrics=tuple(SWEEP_METRICS), title: str = "") -> plt.Figure:
+    """`metrics` against the swept value per policy (mean over seeds, whiskers: 95% intervals, set a little
+    apart per policy), and fifo's busy share.
+
+    The last panel is fifo's GPU busy share (mean, 95% interval) with the contended threshold of 80%;
+    without a fifo run it shows every policy's busy share.
+    """
+    order = policy_order(summary)
+    kinds = dict(zip(summary["policy"], summary["kind"]))
+    colours = palette(order)
+    swept = SWEEP_NAMES.get(summary["sweep"].iloc[0], summary["sweep"].iloc[0])
+    fig, axes = plt.subplots(1, len(metrics) + 1, figsize=(4.3 * (len(metrics) + 1), 3.9), squeeze=False)
+    axes = axes[0]
+    for ax, metric in zip(axes, metrics):
+        scale = 3600.0 if metric in HOURS else 1.0
+        for i, policy in enumerate(order):
+            _line_with_interval(ax, summary[summary["policy"] == policy], metric, scale, colours[policy],
+                                label(policy, kinds[policy]), kinds[policy] == "oracle",
+                                shift=0.012 * (i - (len(order) - 1) / 2))
+        values = summary[metric] / scale
+        if values.min() > 0 and values.max() > 10 * values.min():
+            ax.set_yscale("log")
+        ax.set_title(SWEEP_METRICS.get(metric, metric))
+    busy = axes[-1]
+    shown = ["fifo"] if "fifo" in order else order
+    for policy in shown:
+        _line_with_interval(busy, summary[summary["policy"] == policy], "gpu_util_mean", 1.0, colours[policy],
+                            label(policy, kinds[policy]), kinds[policy] == "oracle")
+    busy.axhline(CONTENDED, color="0.3", ls=":", lw=1, label=f"{CONTENDED:.0%} busy: contended")
+    busy.set_ylim(0, 1.05)
+    busy.set_title("fifo: GPU busy share" if shown == ["fifo"] else "GPU busy share")
     for ax in axes:
+        ax.set_xlabel(swept)
+        ax.grid(alpha=0.3)
+    handles, labels = {}, []
+    for ax in axes:
+        for handle, text in zip(*ax.get_legend_handles_labels()):
+            if text not in handles:
+                handles[text] = handle
+                labels.append(text)
+    _legend_beside(fig, [handles[t] for t in labels], labels, title, "policy")
+    return fig
+
+
+def _line_with_interval(ax, rows: pd.DataFrame, metric: str, scale: float, colour, name: str, oracle: bool,
+                        shift: float = 0.0):
+    """Mean over seeds per sweep point, whiskers its 95% interval; `shift` moves the whiskers sideways
+    (a share of the swept range) so that policies' whiskers do not hide each other."""
+    points = np.array(sorted(rows["point"].unique()), dtype=float)
+    stats = [mean_ci(rows.loc[rows["point"] == p, metric] / scale) for p in points]
+    mean = np.array([s[0] for s in stats])
+    err = np.nan_to_num(np.array([[s[0] - s[1], s[2] - s[0]] for s in stats]).T)
+    ax.plot(points, mean, marker="o", ms=4, color=colour, ls="--" if oracle else "-", label=name)
+    width = (points.max() - points.min()) or 1.0
+    ax.errorbar(points + shift * width, mean, yerr=err, fmt="none", ecolor=colour, elinewidth=0.9, alpha=0.6)
+
+
+def scheduling_delay(table: pd.DataFrame, paper: dict[str, float] | None = None,
+                     paper_names: dict[str, str] | None = None, paper_queue: int = 100,
+                     title: str = "") -> plt.Figure:
+    """One round's wall time against the number of queued jobs, log-log, one panel per cluster.
+
+    Lines: mean over seeds, band: 95% interval. `paper`: {policy: seconds at `paper_queue` queued jobs}
+    reported by the paper (ISACPP Fig. 16), drawn as stars in the policy's colour for reference.
+    """
+    order = policy_order(table)
+    kinds = dict(zip(table["policy"], table["kind"]))
+    colours = palette(order)
+    clusters = list(dict.fromkeys(table["cluster"]))
+    fig, axes = plt.subplots(1, len(clusters), figsize=(5.2 * len(clusters), 4.2), sharey=True, squeeze=False)
+    for ax, cluster in zip(axes[0], clusters):
+        rows = table[table["cluster"] == cluster]
+        for policy in order:
+            mine = rows[rows["policy"] == policy]
+            sizes = sorted(mine["queued_jobs"].unique())
+            stats = [mean_ci(mine.loc[mine["queued_jobs"] == n, "decision_s"]) for n in sizes]
+            mean = np.array([s[0] for s in stats])
+            ax.plot(sizes, mean, marker="o", ms=3, color=colours[policy], ls="--" if kinds[policy] == "oracle" else "-",
+                    label=label(policy, kinds[policy]))
+            low, high = np.array([s[1] for s in stats]), np.array([s[2] for s in stats])
+            ok = np.isfinite(low) & (low > 0)
+            if ok.any():
+                ax.fill_between(np.array(sizes)[ok], low[ok], high[ok], color=colours[policy], alpha=0.15, lw=0)
+        for policy, seconds in (paper or {}).items():
+            name = (paper_names or {}).get(policy, policy)
+            ax.plot([paper_queue], [seconds], marker="*", ms=13, ls="none", markeredgecolor="black",
+                    color=colours.get(policy, "0.5"), label=f"paper: {name} {seconds:g} s at {paper_queue} jobs")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("queued jobs")
+        ax.set_title(f"cluster {cluster} ({int(rows['gpus'].iloc[0])} GPUs)")
+        ax.grid(alpha=0.3, which="both")
+    axes[0][0].set_ylabel("one scheduling round (s)")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    _legend_beside(fig, handles, labels, title, "policy")
+    return fig
+
+
+def _legend_beside(fig: plt.Figure, handles, labels, title: str, legend_title: str) -> plt.Figure:
+    """One legend to the right of the panels, where it hides no data; the panels' own legends go."""
+    for ax in fig.axes:
         if ax.get_legend() is not None:
             ax.get_legend().remove()
     fig.suptitle(title)
     fig.tight_layout()
-    fig.legend(handles, labels, title="policy", loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
+    fig.legend(handles, labels, title=legend_title or None, loc="center left", bbox_to_anchor=(1.0, 0.5),
+               frameon=False)
     return fig
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"

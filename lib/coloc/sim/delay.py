@@ -10,6 +10,7 @@ so every policy sees running jobs with elapsed time, remaining work and attained
 queue in submission order. Each policy gets its own copy of that state (its own queue order),
 `reset` once (not timed: the Simulator calls it once per run), then one `schedule` call is timed:
 what the Simulator counts as one round's decision time. The round places what the policy decides.
+A seed's number is the least of a few such rounds, each from a fresh copy of the same state.
 
 What is and is not in the time: the policy's own search over the queue and the cluster, with
 predictions looked up from the out-of-fold tables (computed offline by the predictors stage). The
@@ -25,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from coloc import policies
+from coloc.datasets import family_of
 from coloc.sim import traces
 from coloc.sim.cluster import ClusterSpec
 from coloc.sim.interference import GroundTruth
@@ -37,38 +39,48 @@ PAPER_AT_100 = {"isacpp": 35.4, "horus": 15.3, "fifo": 9.3}  # ISACPP Fig. 16, s
 PAPER_NAMES = {"isacpp": "ISACPP", "horus": "Horus", "fifo": "Volcano"}
 
 
-def draw_jobs(n: int, workloads: Sequence[str], seed: int, total_gpus: int, median_duration_s: float,
-              duration_sigma: float, gpu_mix: Mapping[int, float] | None, first_id: int = 0) -> pd.DataFrame:
-    """`n` jobs (trace table rows) drawn as the Poisson trace draws them; arrival times are not used."""
-    jobs = traces.poisson(n, workloads, seed, 1.0, total_gpus, median_duration_s, duration_sigma, gpu_mix)
-    return jobs.assign(job_id=jobs["job_id"] + first_id, submit_time=0.0)
+def draw_jobs(n: int, workloads: Sequence[str], seed: int, spec: ClusterSpec, profile: Profile,
+              median_duration_s: float, duration_sigma: float, gpu_mix: Mapping[int, float] | None,
+              first_id: int = 0) -> list[Job]:
+    """`n` jobs drawn as the Poisson trace draws them (arrival times are not used), ids from `first_id`."""
+    table = traces.poisson(n, workloads, seed, 1.0, spec.total_gpus, median_duration_s, duration_sigma, gpu_mix)
+    table = table.assign(job_id=table["job_id"] + first_id, submit_time=0.0)
+    return list(traces.jobs_from_trace(table, profile, spec).values())
 
 
-def round_state(policy, truth: GroundTruth, spec: ClusterSpec, predictions: Predictions | None,
-                queued: pd.DataFrame, residents: pd.DataFrame, busy_share: float, seed: int) -> SchedulerView:
+def round_state(policy, profile: Profile, spec: ClusterSpec, predictions: Predictions | None,
+                queued: Sequence[Job], residents: Sequence[Job], busy_share: float, seed: int) -> SchedulerView:
     """The view a round of `policy` starts from: residents running on `busy_share` of the GPUs, `queued` waiting.
 
-    `residents` are candidates, placed in order while GPUs stay below the busy share (a candidate
-    that fits nowhere is passed over). The same seed gives the same state for every policy.
+    Works on copies of the given jobs (one draw serves every policy and repeat). `residents` are
+    candidates, placed in order while GPUs stay below the busy share (a candidate that fits nowhere
+    is passed over). The same seed gives the same state for every policy.
     """
     if not 0.0 <= busy_share < 1.0:
         raise ValueError(f"scheduling delay: busy_share {busy_share}; expected a share in [0, 1)")
-    profile = Profile.of(truth)
     view = SchedulerView(spec, profile, predictions, policy.queue_key)
     rng = np.random.default_rng(np.random.SeedSequence([seed, 2]))
-    placed = _place_residents(view, traces.jobs_from_trace(residents, profile, spec), busy_share, rng)
+    placed = _place_residents(view, [_fresh(job) for job in residents], busy_share, rng)
     start = -min((when for when, _ in placed), default=0.0)  # the round's time: after every resident started
     for when, job in placed:
         _run_alone(view, job, start + when)
     view.now = start
-    for job in traces.jobs_from_trace(queued.assign(submit_time=start), profile, spec).values():
-        job.state, job.queued_since = QUEUED, start
+    for template in queued:
+        job = _fresh(template)
+        job.state, job.submit_time, job.queued_since, job.last_update = QUEUED, start, start, start
         view.queue.push(job)
     view.dirty.clear()
     return view
 
 
-def _place_residents(view: SchedulerView, jobs: dict[int, Job], busy_share: float,
+def _fresh(job: Job) -> Job:
+    """A new, not yet queued job like `job` (same id, type, size, duration and sharing rule)."""
+    new = Job(job.job_id, job.submit_time, job.duration, job.num_gpus, job.workload)
+    new.shareable = job.shareable
+    return new
+
+
+def _place_residents(view: SchedulerView, jobs: list[Job], busy_share: float,
                      rng: np.random.Generator) -> list[tuple[float, Job]]:
     """Put residents on idle GPUs (random device type among those that run them and have room).
 
@@ -77,7 +89,7 @@ def _place_residents(view: SchedulerView, jobs: dict[int, Job], busy_share: floa
     """
     cluster, target = view.cluster, busy_share * view.cluster.num_gpus
     placed = []
-    for job in jobs.values():
+    for job in jobs:
         if cluster.busy + job.num_gpus > target:
             continue
         devices = [d for d in cluster.devices
@@ -118,6 +130,24 @@ def time_round(policy, view: SchedulerView) -> tuple[float, int]:
     return seconds, view.stats["placements"] - before
 
 
+def job_types(truth: GroundTruth, families: Sequence[str] = ()) -> list[str]:
+    """Job types with a solo throughput on the reference device, of `families` if given (else all)."""
+    workloads = truth.workloads(truth.reference_device)
+    if not families:
+        return workloads
+    kept = [w for w in workloads if family_of(w) in set(families)]
+    if not kept:
+        raise ValueError(f"scheduling delay: no job type of families {list(families)}; have "
+                         f"{sorted({family_of(w) for w in workloads})}")
+    return kept
+
+
+def check_policies(names: Sequence[str]) -> None:
+    """Refuse, naming it, a policy that is not a plain registered name."""
+    for name in names:
+        _policy_class_checked(name)
+
+
 def make_policy(name: str, truth: GroundTruth):
     """A fresh registered policy; only one that declares the need "truth" (the oracle) is given it."""
     extra = {"truth": truth} if "truth" in _policy_class_checked(name)["needs"] else {}
@@ -136,11 +166,16 @@ def measure(truth: GroundTruth, predictions: Predictions | None, policy_names: S
             queued_jobs: Sequence[int], clusters: Sequence[str], seeds: Sequence[int], gpus_per_node: int = 4,
             max_jobs_per_gpu: int = 2, busy_share: float = 0.5, median_duration_s: float = 1800.0,
             duration_sigma: float = 1.0, gpu_mix: Mapping[int, float] | None = None,
-            progress=None) -> pd.DataFrame:
+            families: Sequence[str] = (), repeats: int = 3, progress=None) -> pd.DataFrame:
     """One row per (cluster, queue length, seed, policy): the wall time of one round (table COLUMNS).
 
-    Everything is checked before the first measurement: policy names, queue lengths (>= 1), cluster
-    texts, and that `predictions` cover every device type and job type a predictive policy may use.
+    `decision_s` is the least of `repeats` rounds, each from a fresh copy of the seed's state (as
+    timeit advises: other processes only ever add time); `placed` is what the round placed.
+
+    Job types: those with a solo throughput on the reference device, of `families` if given (e.g. the
+    families a small predictor run covers). Everything is checked before the first measurement: policy
+    names, queue lengths (>= 1), cluster texts, and that `predictions` cover every device type and job
+    type a predictive policy may use.
     `progress`: an optional wrapper of the iteration (e.g. tqdm).
     """
     specs = [ClusterSpec.parse(text, gpus_per_node=gpus_per_node, max_jobs_per_gpu=max_jobs_per_gpu)
@@ -148,22 +183,27 @@ def measure(truth: GroundTruth, predictions: Predictions | None, policy_names: S
     bad = [n for n in queued_jobs if int(n) != n or n < 1]
     if bad or not queued_jobs:
         raise ValueError(f"scheduling delay: queued_jobs {list(queued_jobs)}; expected integers >= 1")
-    for name in policy_names:
-        _policy_class_checked(name)
-    workloads = truth.workloads(truth.reference_device)
+    if repeats < 1:
+        raise ValueError(f"scheduling delay: repeats {repeats}; expected an integer >= 1")
+    check_policies(policy_names)
+    workloads = job_types(truth, families)
     _check_predictions(truth, predictions, policy_names, specs, workloads)
+    profile = Profile.of(truth)
     cases = [(text, spec, n, seed) for text, spec in zip(clusters, specs) for n in queued_jobs for seed in seeds]
     rows = []
     for text, spec, n, seed in (progress(cases) if progress else cases):
-        draw = (workloads, seed, spec.total_gpus, median_duration_s, duration_sigma, gpu_mix)
-        queued = draw_jobs(int(n), *draw)
-        residents = draw_jobs(spec.total_gpus, workloads, seed + 1_000_003, *draw[2:], first_id=int(n))
+        draw = (spec, profile, median_duration_s, duration_sigma, gpu_mix)
+        queued = draw_jobs(int(n), workloads, seed, *draw)
+        residents = draw_jobs(spec.total_gpus, workloads, seed + 1_000_003, *draw, first_id=int(n))
         for name in policy_names:
-            policy = make_policy(name, truth)
-            view = round_state(policy, truth, spec, predictions, queued, residents, busy_share, seed)
-            busy = view.cluster.busy
-            seconds, placed = time_round(policy, view)
-            rows.append((name, policy.kind, int(n), text, spec.total_gpus, int(seed), seconds, placed, busy))
+            times = []
+            for _ in range(repeats):
+                policy = make_policy(name, truth)
+                view = round_state(policy, profile, spec, predictions, queued, residents, busy_share, seed)
+                busy = view.cluster.busy
+                seconds, placed = time_round(policy, view)
+                times.append(seconds)
+            rows.append((name, policy.kind, int(n), text, spec.total_gpus, int(seed), min(times), placed, busy))
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

@@ -1,0 +1,126 @@
+"""coloc.plots.simulation: each scenario figure and the scheduling-delay figure is written, shows what its
+numbers say (means and 95% intervals over seeds, policies by kind, oracles marked) and keeps its legend off the data."""
+
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+
+from coloc import plots
+from coloc.plots import simulation as ps
+from coloc.stats import mean_ci
+
+POLICIES = (("oracle", "oracle"), ("coloc", "predictive"), ("fifo", "baseline"))  # not in kind order on purpose
+
+
+def summary_table() -> pd.DataFrame:
+    """Two seeds x two sweep points x three policies; fifo's JCT at point 2 is 1 h and 3 h over the seeds."""
+    rows = []
+    for policy, kind in POLICIES:
+        for point in (1.0, 2.0):
+            for seed in (0, 1):
+                jct = 3600.0 * (point + 2 * seed) * (0.5 if kind == "oracle" else 1.0)
+                rows.append({"scenario": "s", "policy": policy, "kind": kind, "seed": seed, "sweep": "load",
+                             "point": point, "trace": "poisson", "cluster": "k80:2,v100:2", "gpus": 4,
+                             "protocol": "lofo", "predictor_norm": "egat", "predictor_util": "horus",
+                             "jct_mean": jct, "makespan": 2 * jct, "queue_delay_mean": jct / 4,
+                             "gpu_util_mean": 0.4 * point + 0.1 * seed})
+    return pd.DataFrame(rows)
+
+
+def jobs_table() -> pd.DataFrame:
+    return pd.DataFrame([{"scenario": "s", "policy": p, "seed": seed, "point": point, "jct": 600.0 * (1 + i + seed)}
+                         for p, _ in POLICIES for seed in (0, 1) for point in (1.0, 2.0) for i in range(5)])
+
+
+def utilization_table() -> pd.DataFrame:
+    rows = []
+    for p, _ in POLICIES:
+        for seed, bins in ((0, 3), (1, 2)):  # seed 1's run ends one bin earlier
+            for b in range(bins):
+                rows.append({"scenario": "s", "policy": p, "seed": seed, "point": 2.0, "time": 3600.0 * b,
+                             "gpu_util": 0.8, "effective_util": 0.9})
+    return pd.DataFrame(rows)
+
+
+def legend_is_off_the_data(fig) -> bool:
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    panels = [ax.get_window_extent(renderer) for ax in fig.axes if ax.get_visible()]
+    legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
+    return all(not legend.get_window_extent(renderer).overlaps(box) for legend in legends for box in panels)
+
+
+def test_each_scenario_figure_is_written_with_its_legend_beside_the_panels(tmp_path):
+    figures = ps.scenario_figures(summary_table(), jobs_table(), utilization_table(), "s", 2.0)
+    assert tuple(figures) == ps.SCENARIO_FIGURES
+    for name, fig in figures.items():
+        assert legend_is_off_the_data(fig), name
+        path = plots.save(fig, tmp_path / "s" / f"{name}.png", dpi=40)
+        assert path.stat().st_size > 3000 and fig.number not in plt.get_fignums()
+
+
+def test_policy_bars_are_means_with_95_percent_intervals_in_kind_order_oracle_marked():
+    rows = ps.at_point(summary_table(), "s", 2.0)
+    fig = ps.policy_bars(rows, metrics=("jct_mean", "gpu_util_mean"))
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["fifo", "coloc", "oracle (oracle, upper bound)"]
+    fifo_bar = ax.patches[0]
+    assert fifo_bar.get_width() == pytest.approx(3.0)  # fifo: 2 h and 4 h over the seeds at point 2
+    _, low, high = mean_ci([2.0, 4.0])  # t(1 df) = 12.706: 3 +- 12.706 h
+    (whisker,) = [c for c in ax.collections if len(c.get_segments()) == 3]
+    assert whisker.get_segments()[0][:, 0] == pytest.approx([low, high])
+    assert [bool(p.get_hatch()) for p in ax.patches] == [False, False, True]
+    plt.close(fig)
+
+
+def test_the_sweep_shows_fifos_busy_share_against_the_contended_line():
+    fig = ps.sweep(summary_table())
+    busy = fig.axes[-1]
+    assert busy.get_title() == "fifo: GPU busy share"
+    means = [line for line in busy.get_lines() if line.get_label() == "fifo"][0]
+    assert list(means.get_ydata()) == pytest.approx([0.45, 0.85])  # mean over seeds of 0.4 x point + 0.1 x seed
+    assert any(list(line.get_ydata()) == [ps.CONTENDED, ps.CONTENDED] for line in busy.get_lines())
+    assert [t.get_text() for t in fig.legends[0].get_texts()][:3] == ["fifo", "coloc", "oracle (oracle, upper bound)"]
+    plt.close(fig)
+
+
+def test_utilization_counts_a_finished_run_as_idle_in_the_mean_over_seeds():
+    curves = ps._mean_over_seeds(utilization_table())
+    fifo = curves[curves["policy"] == "fifo"]
+    assert list(fifo["gpu_util"]) == pytest.approx([0.8, 0.8, 0.4])  # seed 1 ended: (0.8 + 0) / 2
+
+
+def test_a_point_or_scenario_not_run_is_refused_naming_those_there_are():
+    with pytest.raises(ValueError, match=r"no rows at load = 3.0; have \[1.0, 2.0\]"):
+        ps.at_point(summary_table(), "s", 3.0)
+    with pytest.raises(ValueError, match=r"no rows of scenario 'x'; have \['s'\]"):
+        ps.at_point(summary_table(), "x", 1.0)
+
+
+def test_scheduling_delay_is_log_log_with_the_papers_values_marked(tmp_path):
+    table = pd.DataFrame([{"policy": p, "kind": k, "queued_jobs": n, "cluster": c, "gpus": g, "seed": s,
+                           "decision_s": 1e-4 * n * (1 + s), "placed": 1, "busy_gpus": 1}
+                          for p, k in (("isacpp", "predictive"), ("fifo", "baseline"))
+                          for c, g in (("v100:8", 8), ("v100:64", 64)) for n in (20, 100, 1000) for s in (0, 1)])
+    fig = ps.scheduling_delay(table, {"isacpp": 35.4, "fifo": 9.3}, {"fifo": "Volcano"})
+    assert len(fig.axes) == 2 and all(ax.get_xscale() == ax.get_yscale() == "log" for ax in fig.axes)
+    stars = [line for line in fig.axes[0].get_lines() if line.get_marker() == "*"]
+    assert sorted((line.get_xdata()[0], line.get_ydata()[0]) for line in stars) == [(100, 9.3), (100, 35.4)]
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels[:2] == ["fifo", "isacpp"] and "paper: Volcano 9.3 s at 100 jobs" in labels
+    fifo = [line for line in fig.axes[0].get_lines() if line.get_label() == "fifo"][0]
+    assert list(fifo.get_ydata()) == pytest.approx([1e-4 * n * 1.5 for n in (20, 100, 1000)])
+    assert legend_is_off_the_data(fig)
+    assert plots.save(fig, tmp_path / "delay.png", dpi=40).stat().st_size > 5000
+
+
+def test_one_seed_draws_means_without_intervals():
+    rows = ps.at_point(summary_table(), "s", 2.0)
+    one = rows[rows["seed"] == 0]
+    fig = ps.policy_bars(one, metrics=("jct_mean",))
+    assert not any(np.isnan(seg).any() for c in fig.axes[0].collections for seg in c.get_segments())
+    assert math.isnan(mean_ci(one.loc[one["policy"] == "fifo", "jct_mean"])[1])
+    plt.close(fig)
