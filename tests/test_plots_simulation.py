@@ -124,3 +124,12 @@ def test_one_seed_draws_means_without_intervals():
     assert not any(np.isnan(seg).any() for c in fig.axes[0].collections for seg in c.get_segments())
     assert math.isnan(mean_ci(one.loc[one["policy"] == "fifo", "jct_mean"])[1])
     plt.close(fig)
+
+
+def test_titles_name_the_scenario_trace_cluster_point_seeds_and_protocol():
+    rows = summary_table()
+    title = ps.scenario_title(ps.at_point(rows, "s", 2.0), "what", 2.0)
+    assert title.startswith("s: what\npoisson trace, cluster k80:2,v100:2 (4 GPUs), load = 2, 2 seeds;")
+    assert "protocol lofo; pairs egat, utilization horus" in title
+    swept = rows.assign(cluster=rows["point"].map({1.0: "v100:8", 2.0: "v100:16"}))
+    assert "clusters v100:8; v100:16" in ps.scenario_title(swept, "sweep")

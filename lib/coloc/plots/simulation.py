@@ -92,7 +92,9 @@ def source_line(rows: pd.DataFrame) -> str:
 def scenario_title(rows: pd.DataFrame, what: str, point: float | None = None) -> str:
     """'<scenario>: <what>' and a line naming the trace, cluster, sweep point, seeds and the source."""
     first = rows.iloc[0]
-    where = f"{first['trace']} trace, cluster {first['cluster']} ({int(first['gpus'])} GPUs)"
+    clusters = list(dict.fromkeys(rows["cluster"]))
+    where = (f"{first['trace']} trace, cluster {first['cluster']} ({int(first['gpus'])} GPUs)" if len(clusters) == 1
+             else f"{first['trace']} trace, clusters {'; '.join(clusters)}")
     if point is not None:
         where += f", {first['sweep']} = {_number(point)}"
     return f"{first['scenario']}: {what}\n{where}, {rows['seed'].nunique()} seeds; {source_line(rows)}"
