@@ -37,14 +37,14 @@ def snakemake(workdir: Path, config: dict, *args: str, mirror: Path | None = Non
 
 @pytest.mark.slow
 def test_dry_run_refuses_a_misspelled_section_and_an_unknown_policy_in_one_error(tmp_path):
-    result = snakemake(tmp_path, {"simulaton": {"seeds": [0]},
-                                  "simulation": {"policies": ["fifo", "cloc", "coloc~lgbn"]}}, "-n")
+    result = snakemake(tmp_path, {"simulaton": {"seeds": [0]}, "simulation": {"scenario_specs": {
+        "poisson": {"policies": ["fifo", "cloc", "coloc~lgbn"]}}}}, "-n")
     out = result.stdout + result.stderr
     assert result.returncode != 0
     assert "config: 3 mistake(s), nothing was run" in out
     assert "simulaton: unknown key (did you mean 'simulation'?)" in out
-    assert "simulation.policies[1]: unknown policy 'cloc' in 'cloc'; known: ['coloc'," in out
-    assert "simulation.policies[2]: unknown pair predictor 'lgbn' in 'coloc~lgbn'; known: [" in out
+    assert "simulation.scenario_specs.poisson.policies[1]: unknown policy 'cloc' in 'cloc'; known: ['coloc'," in out
+    assert "simulation.scenario_specs.poisson.policies[2]: unknown pair predictor 'lgbn' in 'coloc~lgbn'; known: [" in out
     assert "Building DAG of jobs" not in out  # refused while reading the config, before planning
 
 

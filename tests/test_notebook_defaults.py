@@ -20,7 +20,7 @@ SECTIONS = {
     "02_features": (CONFIG["features"], "", 1),
     "03_predictors": (CONFIG["predictors"], "", 6),
     "03_predictors_summary": (CONFIG["predictors"], "", 1),
-    "04_simulation": (SIM, "", 9),
+    "04_simulation": (SIM, "", 7),
     "05_scheduling_delay": (CONFIG["scheduling_delay"], "", 11),
 }
 
@@ -52,12 +52,11 @@ def test_defaults_equal_the_config_section(stem):
     assert not differ, f"notebooks/{stem}.ipynb defaults differ from config/config.yaml: {differ}"
 
 
-def test_simulation_notebook_defaults_are_a_run_of_the_default_sweep():
+def test_simulation_notebook_defaults_are_a_policy_of_a_default_scenario():
     defaults = parameters("04_simulation")
-    spec = {k: v for k, v in SIM["trace_specs"][defaults["trace_name"]].items() if k != "loads"}
-    assert defaults["trace_spec"] == spec
-    assert defaults["policy"] in SIM["policies"] and defaults["seed"] in SIM["seeds"]
-    assert defaults["gpus"] in SIM["gpus"] and defaults["load"] in SIM["trace_specs"]["philly"]["loads"]
+    assert defaults["scenario"] in SIM["scenarios"]
+    assert defaults["scenario_spec"] == SIM["scenario_specs"][defaults["scenario"]]
+    assert defaults["policy"] in defaults["scenario_spec"]["policies"]
     protocols = CONFIG["predictors"]["protocols"]
     for kind in ("predictions", "utilization"):  # the files the predictors stage writes for simulation.protocol
         assert defaults[f"{kind}_path"] == "../" + run_file(kind, "gavel", SIM["protocol"], protocols)

@@ -190,24 +190,27 @@ def test_editing_a_predictor_module_reruns_the_predictors_and_what_reads_them_on
     jobs = planned_jobs(result.stdout)
     assert not {"download", "data_tables", "features", "profiling"} & set(jobs), jobs
     assert jobs.get("predictors", 0) >= 1 and "simulation_figures" in jobs, jobs
-    assert jobs.get("simulate", 0) < len(yaml.safe_load(CI_CONFIG.read_text())["simulation"]["policies"]), \
+    ci = yaml.safe_load(CI_CONFIG.read_text())["simulation"]["scenario_specs"]
+    assert jobs.get("simulate", 0) < sum(len(spec["policies"]) for spec in ci.values()), \
         f"a baseline policy reads no predictions and must not rerun: {jobs}"
 
 
 def test_a_policy_added_in_one_new_file_runs_through_the_simulate_rule(ci_copy):
     repo, workdir = ci_copy
     (repo / "lib/coloc/policies/lifo_test.py").write_text(NEW_POLICY)
-    target = "results/sim/philly/lifo-test/seed0_gpus16_load4.0/summary.parquet"
+    target = "results/sim/philly-contended/lifo-test/summary.parquet"
     # targets and --config first: --configfile takes every value after it
-    args = [target, "--config", 'simulation={"policies": ["fifo", "lifo-test"]}', "--configfile", str(CI_CONFIG)]
+    args = [target, "--config", 'simulation={"scenario_specs": {"philly-contended": {"policies": ["fifo", "lifo-test"]}}}',
+            "--configfile", str(CI_CONFIG)]
     planned = copy_snakemake(repo, workdir, "-n", *args)
     assert planned.returncode == 0, planned.stdout + planned.stderr
     assert planned_jobs(planned.stdout) == {"simulate": 1}
     result = copy_snakemake(repo, workdir, *args)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     summary = pd.read_parquet(workdir / target)
-    assert summary[["policy", "kind"]].values.tolist() == [["lifo-test", "baseline"]]
+    assert summary[["policy", "kind"]].drop_duplicates().values.tolist() == [["lifo-test", "baseline"]]
     jobs = pd.read_parquet(workdir / target.replace("summary", "jobs"))
-    fifo = pd.read_parquet(workdir / "results/sim/philly/fifo/seed0_gpus16_load4.0/jobs.parquet")
+    fifo = pd.read_parquet(workdir / "results/sim/philly-contended/fifo/jobs.parquet")
     assert len(jobs) == len(fifo) and jobs["finish_time"].notna().all()
+    assert not (workdir / "results/sim/philly-contended/lifo-test/runs").exists()  # cleared once saved
     assert not np.allclose(jobs.sort_values("job_id")["jct"], fifo.sort_values("job_id")["jct"])

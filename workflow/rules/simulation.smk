@@ -1,5 +1,6 @@
-# Stage 4: trace-driven cluster simulation. One notebook run per (trace, policy, seed, gpus, load);
-# a gather rule makes one table of all runs; a figure rule plots it (a figure change reruns no simulation).
+# Stage 4: trace-driven cluster simulation of named scenarios (config simulation.scenario_specs). One notebook
+# run per (scenario, policy) runs every seed x sweep point in-process; a gather rule makes one table of all
+# runs; a figure rule plots it (a figure change reruns no simulation).
 
 
 include: "simulation_common.smk"
@@ -8,29 +9,31 @@ include: "simulation_common.smk"
 rule simulate:
     input:
         unpack(sim_prediction_inputs),
+        unpack(sim_trace_input),
         notebook=NOTEBOOKS / "04_simulation.ipynb",
         code=code_of(NOTEBOOKS / "04_simulation.ipynb"),
         solo="data/processed/solo.parquet",
         pairs="data/processed/pairs.parquet",
-        trace="data/processed/trace.parquet",
     output:
-        jobs=f"{SIM_RUN}/jobs.parquet",
-        summary=f"{SIM_RUN}/summary.parquet",
-        utilization=f"{SIM_RUN}/utilization.parquet",
+        summary=f"{SIM_DIR}/summary.parquet",
+        jobs=f"{SIM_DIR}/jobs.parquet",
+        utilization=f"{SIM_DIR}/utilization.parquet",
     params:
-        spec=sim_trace_spec,
+        spec=sim_scenario_spec,
         predictions=sim_prediction_paths,
+        trace=sim_trace_path,
         settings=SIM_SETTINGS,
+        work_dir=f"{SIM_DIR}/runs",  # finished runs, kept while the rule runs (resume); removed when it succeeds
     log:
-        notebook="results/notebooks/04_simulation/{trace}/{policy}/seed{seed}_gpus{gpus}_load{load}.ipynb",
+        notebook="results/notebooks/04_simulation/{scenario}/{policy}.ipynb",
     conda:
         ENV
     shell:
         "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
-        "-p trace_name {wildcards.trace:q} -p policy {wildcards.policy:q} -p seed {wildcards.seed:q} "
-        "-p gpus {wildcards.gpus:q} -p load {wildcards.load:q} "
-        "-p solo_path {input.solo:q} -p pairs_path {input.pairs:q} -p trace_path {input.trace:q} "
-        "-p jobs_out {output.jobs:q} -p summary_out {output.summary:q} -p utilization_out {output.utilization:q} "
+        "-p scenario {wildcards.scenario:q} -p policy {wildcards.policy:q} "
+        "-p solo_path {input.solo:q} -p pairs_path {input.pairs:q} -p trace_path {params.trace:q} "
+        "-p work_dir {params.work_dir:q} "
+        "-p summary_out {output.summary:q} -p jobs_out {output.jobs:q} -p utilization_out {output.utilization:q} "
         "-y {params.spec:q} -y {params.predictions:q} -y {params.settings:q}"
 
 
@@ -67,11 +70,10 @@ rule simulation_figures:
         jobs=rules.simulation_summary.output.jobs,
         utilization=rules.simulation_summary.output.utilization,
     output:
-        expand("figures/sim/{kind}_{trace}.png", kind=["policies", "jct_cdf", "utilization"], trace=SIM["traces"]),
-        sweep="figures/sim/load_sweep.png",
+        expand("figures/sim/{scenario}/{figure}.png", scenario=SIM["scenarios"], figure=SIM_FIGURES),
     params:
-        settings=as_yaml({"traces": SIM["traces"], "headline_gpus": SIM["headline"]["gpus"],
-                          "headline_load": SIM["headline"]["load"]}),
+        settings=as_yaml({"scenarios": SIM["scenarios"],
+                          "headlines": {s: SIM["scenario_specs"][s]["headline"] for s in SIM["scenarios"]}}),
     log:
         notebook="results/notebooks/04_simulation_figures.ipynb",
     conda:

@@ -1,26 +1,20 @@
-# Helpers of the simulation stage (workflow/rules/simulation.smk): the sweep from config, per-run parameters.
-from coloc.sim import experiment
+# Helpers of the simulation stage (workflow/rules/simulation.smk): scenarios from config, per-run parameters.
+from coloc.sim import experiment, scenarios
 
 SIM = config["simulation"]
-SIM_RUN = "results/sim/{trace}/{policy}/seed{seed}_gpus{gpus}_load{load}"
+SIM_DIR = "results/sim/{scenario}/{policy}"
+SIM_FIGURES = ["policies", "jct_density", "utilization", "sweep"]  # figures/sim/<scenario>/<figure>.png
 
 
 wildcard_constraints:
-    trace="[A-Za-z0-9_]+",
+    scenario="[A-Za-z0-9_-]+",
     policy="[A-Za-z0-9_~-]+",
-    seed="[0-9]+",
-    gpus="[0-9]+",
-    load="[0-9.]+",
 
 
 def sim_runs(kind):
-    """Every run's `kind` file (summary, jobs, utilization) for the configured sweep."""
-    out = []
-    for trace in SIM["traces"]:
-        loads = SIM["trace_specs"][trace].get("loads", SIM["loads"])
-        out += expand(f"{SIM_RUN}/{kind}.parquet", trace=trace, policy=SIM["policies"], seed=SIM["seeds"],
-                      gpus=SIM["gpus"], load=loads)
-    return out
+    """The `kind` file (summary, jobs, utilization) of every (scenario, policy) the config runs."""
+    return [f"results/sim/{scenario}/{policy}/{kind}.parquet" for scenario in SIM["scenarios"]
+            for policy in SIM["scenario_specs"][scenario]["policies"]]
 
 
 def sim_prediction_inputs(wildcards):
@@ -34,11 +28,18 @@ def sim_prediction_paths(wildcards):
                     "utilization_path": paths.get("utilization", "")})
 
 
-def sim_trace_spec(wildcards):
-    spec = {k: v for k, v in SIM["trace_specs"][wildcards.trace].items() if k != "loads"}
-    return as_yaml({"trace_spec": spec})
+def sim_trace_input(wildcards):
+    """The trace table, for a scenario whose trace is a slice of it (philly); {} for synthetic traces."""
+    source = SIM["scenario_specs"][wildcards.scenario]["trace"]["source"]
+    return {"trace": "data/processed/trace.parquet"} if source == "philly" else {}
 
 
-SIM_SETTINGS = as_yaml({key: SIM[key] for key in ("device", "reference_device", "gpus_per_node",
-                                                   "max_jobs_per_gpu", "restart_cost_s", "protocol",
-                                                   "predictor_norm", "predictor_util", "util_bin_s")})
+def sim_trace_path(wildcards):
+    return sim_trace_input(wildcards).get("trace", "")
+
+
+def sim_scenario_spec(wildcards):
+    return as_yaml({"scenario_spec": SIM["scenario_specs"][wildcards.scenario]})
+
+
+SIM_SETTINGS = as_yaml({key: SIM[key] for key in scenarios.SETTINGS})

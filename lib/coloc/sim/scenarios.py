@@ -113,6 +113,19 @@ def fingerprint(definition: Mapping, files) -> str:
     return digest.hexdigest()[:16]
 
 
+def resume_folder(work_dir: str | Path, scenario: str, policy: str, spec: Mapping, settings: Mapping,
+                  files) -> Path:
+    """Where `run_policy` keeps the finished runs of this definition: work_dir/<fingerprint>/, the
+    fingerprint over scenario, policy, spec, settings, the input files given that exist, and the code."""
+    definition = {"scenario": scenario, "policy": policy, "spec": spec, "settings": dict(settings)}
+    return Path(work_dir) / fingerprint(definition, [f for f in files if f and Path(f).is_file()])
+
+
+def clear(work_dir: str | Path) -> None:
+    """Remove the finished runs (after their tables are saved): nothing stale stays behind."""
+    shutil.rmtree(work_dir, ignore_errors=True)
+
+
 def run_policy(scenario: str, policy: str, spec: Mapping, settings: Mapping, solo: pd.DataFrame,
                pairs: pd.DataFrame, trace_table: pd.DataFrame | None, predictions_path: str = "",
                utilization_path: str = "", work_dir: str | Path | None = None,
