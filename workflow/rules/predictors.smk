@@ -19,7 +19,7 @@ rule predictors:
         scores=stage.RUN_FILES["scores"],
         util_scores=stage.RUN_FILES["util_scores"],
     wildcard_constraints:
-        dataset="|".join(stage.DATASETS),
+        dataset="|".join(PRED_DATASETS),
         protocol="|".join(PRED["protocols"]),
     params:
         settings=predictor_settings,

@@ -4,6 +4,9 @@
 from coloc.predict import check_options, stage
 
 PRED = config["predictors"]
+# Users' own sources (config datasets.user.<name>, rules in user_data.smk): datasets user-<name>, next to Gavel's.
+USER_DATASETS = [f"{stage.USER_PREFIX}{name}" for name in config.get("datasets", {}).get("user", {})]
+PRED_DATASETS = list(stage.DATASETS) + USER_DATASETS
 # Every configured model and its options, checked against the registry before anything runs.
 for _name, _options in PRED["models"].items():
     check_options(_name, _options, "pair")
@@ -24,12 +27,12 @@ def prediction_file(kind, dataset, protocol):
 
 def predictor_runs(kind):
     """The ``kind`` file (a key of stage.RUN_FILES) of every (dataset, protocol) run."""
-    return expand(stage.RUN_FILES[kind], dataset=list(stage.DATASETS), protocol=PRED["protocols"])
+    return expand(stage.RUN_FILES[kind], dataset=PRED_DATASETS, protocol=PRED["protocols"])
 
 
 def predictor_tables(wildcards):
     """The solo and pairs tables of the run's dataset."""
-    folder = stage.DATASET_FOLDERS[wildcards.dataset]
+    folder = stage.dataset_folder(wildcards.dataset)
     return {"solo": f"{folder}/solo.parquet", "pairs": f"{folder}/pairs.parquet"}
 
 

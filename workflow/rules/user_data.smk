@@ -1,0 +1,42 @@
+# Users' own measurements (issue 13): each source of config datasets.user.<name> (a pairs CSV, an optional solo
+# CSV; format in the README, "Your own measurements") becomes the canonical tables of the predictors stage's
+# dataset user-<name> (predictors_common.smk: USER_DATASETS), scored under every protocol next to Gavel's.
+
+from coloc.predict import stage
+
+USER_SOURCES = config.get("datasets", {}).get("user", {})
+
+
+def user_csvs(wildcards):
+    """The source's CSV files (its solo CSV only when it has one)."""
+    source = USER_SOURCES[wildcards.name]
+    return {"pairs": source["pairs"], **({"solo": source["solo"]} if source.get("solo") else {})}
+
+
+def user_solo_param(wildcards, input):
+    """The solo CSV as the notebook's parameter: "" when the source has none."""
+    return input.get("solo", "")
+
+
+if USER_SOURCES:
+
+    rule user_data:
+        input:
+            unpack(user_csvs),
+            notebook=NOTEBOOKS / "00_user_data.ipynb",
+            code=code_of(NOTEBOOKS / "00_user_data.ipynb"),
+        output:
+            solo=f"{stage.USER_FOLDER}/solo.parquet",
+            pairs=f"{stage.USER_FOLDER}/pairs.parquet",
+        wildcard_constraints:
+            name="|".join(USER_SOURCES),
+        params:
+            solo=user_solo_param,
+        log:
+            notebook="results/notebooks/00_user_data/{name}.ipynb",
+        conda:
+            ENV
+        shell:
+            "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . -p name {wildcards.name:q} "
+            "-p pairs_csv {input.pairs:q} -p solo_csv {params.solo:q} "
+            "-p solo_out {output.solo:q} -p pairs_out {output.pairs:q}"
