@@ -7,8 +7,8 @@ Per scenario, from the gathered tables (coloc.sim.experiment; one row per run in
   (the scenario's headline), mean over seeds with 95% Student t intervals (coloc.stats.mean_ci);
 * `jct_density`: the distribution of job completion times per policy (ISACPP Fig. 14);
 * `utilization_over_time`: busy and effective GPUs over time per policy (ISACPP Fig. 15);
-* `sweep`: mean JCT and makespan against the swept value, with fifo's GPU busy share (is the cluster
-  contended?);
+* `sweep`: mean JCT and makespan against the swept value, with fifo's GPU busy share until the last
+  job starts (is the cluster contended?);
 * `scheduling_delay`: one round's wall time against the queue length, log-log (ISACPP Fig. 16).
 
 Titles carry the data source, cluster, devices and prediction protocol. Policies appear in the order of
@@ -29,7 +29,7 @@ from coloc.policies import KINDS
 from coloc.stats import mean_ci
 
 BAR_METRICS = {"jct_mean": "mean JCT (h)", "makespan": "makespan (h)",
-               "queue_delay_mean": "mean queueing delay (h)", "gpu_util_mean": "GPU busy share"}
+               "queue_delay_mean": "mean queueing delay (h)", "gpu_util_mean": "GPU utilization\n(busy share of the makespan)"}
 SWEEP_METRICS = {"jct_mean": "mean JCT (h)", "makespan": "makespan (h)"}
 HOURS = {"jct_mean", "jct_median", "jct_p90", "jct_p99", "makespan", "queue_delay_mean"}
 CONTENDED = 0.8  # fifo busy share from which a point counts as contended (issue 12)
@@ -219,8 +219,9 @@ def sweep(summary: pd.DataFrame, metrics=tuple(SWEEP_METRICS), title: str = "") 
     """`metrics` against the swept value per policy (mean over seeds, whiskers: 95% intervals, set a little
     apart per policy), and fifo's busy share.
 
-    The last panel is fifo's GPU busy share (mean, 95% interval) with the contended threshold of 80%;
-    without a fifo run it shows every policy's busy share.
+    The last panel is fifo's GPU busy share while work waits or arrives (summary column busy_share:
+    first submission to the last job's start, coloc.sim.metrics) with the contended threshold of 80%;
+    without a fifo run it shows every policy's.
     """
     order = policy_order(summary)
     kinds = dict(zip(summary["policy"], summary["kind"]))
@@ -241,11 +242,11 @@ def sweep(summary: pd.DataFrame, metrics=tuple(SWEEP_METRICS), title: str = "") 
     busy = axes[-1]
     shown = ["fifo"] if "fifo" in order else order
     for policy in shown:
-        _line_with_interval(busy, summary[summary["policy"] == policy], "gpu_util_mean", 1.0, colours[policy],
+        _line_with_interval(busy, summary[summary["policy"] == policy], "busy_share", 1.0, colours[policy],
                             label(policy, kinds[policy]), kinds[policy] == "oracle")
     busy.axhline(CONTENDED, color="0.3", ls=":", lw=1, label=f"{CONTENDED:.0%} busy: contended")
     busy.set_ylim(0, 1.05)
-    busy.set_title("fifo: GPU busy share" if shown == ["fifo"] else "GPU busy share")
+    busy.set_title(("fifo: " if shown == ["fifo"] else "") + "GPU busy share\nuntil the last job starts")
     for ax in axes:
         ax.set_xlabel(swept)
         ax.grid(alpha=0.3)
