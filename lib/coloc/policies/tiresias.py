@@ -87,13 +87,17 @@ class Tiresias(Policy):
         queue, devices = view.queue, view.cluster.devices
         budget = {d: view.spec.gpus_of(d) for d in devices}
         keep, start = set(), []
-        after, r = None, 0
+        after, r, waiting, bound, stale = None, 0, None, None, True
         while True:
             room = max(budget.values())
-            waiting = queue.next_after(after, room) if room > 0 else None
+            # the first waiting job after `after` that fits: unchanged while `after` is and it still fits the room
+            if stale or (waiting is not None and waiting.num_gpus > room):
+                waiting = queue.next_after(after, room) if room > 0 else None
+                bound = queue.entry(waiting)[:-1] if waiting is not None else None
+                stale = False
             if waiting is None and not start:
                 break  # nothing more can start: every running job keeps its GPUs
-            if r < len(running) and (waiting is None or running[r][0] < queue.entry(waiting)[:-1]):
+            if r < len(running) and (waiting is None or running[r][0] < bound):
                 job = running[r][1]
                 r += 1
                 if budget[job.device] >= job.num_gpus:
@@ -102,7 +106,7 @@ class Tiresias(Policy):
                 continue
             if waiting is None:
                 break
-            after = queue.entry(waiting)
+            after, stale = queue.entry(waiting), True
             for device in devices:
                 if budget[device] >= waiting.num_gpus and view.has_solo(device, waiting.workload):
                     budget[device] -= waiting.num_gpus
@@ -115,14 +119,15 @@ class Tiresias(Policy):
         now, version = view.now, view.cluster.version
         if self._running is not None and self._running[0] == version and now < self._running[1]:
             return self._running[2], self._running[1]
-        until = float("inf")
+        until, order, thresholds = float("inf"), [], self.thresholds
         for job in view.running.values():
-            attained = job.attained + (now - job.last_update) * job.num_gpus
-            level = bisect.bisect_right(self.thresholds, attained)
-            if level < len(self.thresholds):
-                cross = now + (self.thresholds[level] - attained) / job.num_gpus
+            attained = job.attained + (now - job.last_update) * job.num_gpus  # as priority() computes it
+            level = bisect.bisect_right(thresholds, attained)
+            if level < len(thresholds):
+                cross = now + (thresholds[level] - attained) / job.num_gpus
                 until = min(until, cross - 1e-9 * max(1.0, abs(cross)))  # conservative: recompute near the edge
-        order = sorted(((self.priority(j, now), j) for j in view.running.values()), key=lambda pair: pair[0])
+            order.append(((level, job.submit_time, job.job_id), job))
+        order.sort(key=lambda pair: pair[0])
         self._running = (version, until, order)
         return order, until
 
