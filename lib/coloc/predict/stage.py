@@ -159,7 +159,7 @@ def describe(tables: Tables) -> str:
     """One line: solo rows, feasible and infeasible pairs, devices."""
     feasible = tables.pairs["feasible"].astype(bool)
     return (f"{len(tables.solo)} solo rows, {int(feasible.sum())} feasible pairs ({int((~feasible).sum())} "
-            f"infeasible, not targets) on {sorted(tables.solo['device'].unique())}")
+            f"infeasible, not targets) on {sorted(tables.devices['name'])}")
 
 
 def run_protocol(tables: Tables, protocol: str, models: dict, util_models: dict, seeds, k: int = 5,
