@@ -25,7 +25,7 @@ from coloc.predict.base import InsufficientData, Tables, pair_queries
 from coloc.predict.egat import EGGAT
 from coloc.predict.evaluate import VALIDATION_GROUPS
 from coloc.predict.inputs import job_frame, lookup
-from coloc.predict.protocols import JOB_GROUPS, folds, group_of
+from coloc.predict.protocols import JOB_GROUPS, ProtocolSkipped, folds, group_of
 
 # Per-job resource columns the profiler may record (coloc.profiler.tables), in this order.
 RESOURCES = ("cpu_util", "mem_bytes", "gpu_util", "gpu_mem_bytes", "pcie_bytes_s", "power_w")
@@ -178,3 +178,33 @@ def resource_summary(scores: pd.DataFrame, skipped: dict | None = None) -> pd.Da
     out["skipped"] = ""
     rows = [{"dataset": d, "protocol": p, "resource": "", "predictor": "", "skipped": why} for (d, p), why in (skipped or {}).items()]
     return pd.concat([out, pd.DataFrame(rows, columns=out.columns)], ignore_index=True) if rows else out
+
+
+def run_resources(tables: dict, protocols, seeds, k: int = 5, options: dict | None = None):
+    """Every dataset ({name: Tables}) under every protocol: (predictions, {(dataset, protocol): reason skipped}).
+
+    A dataset without resource columns is skipped for every protocol, a protocol that does not apply to
+    a dataset (e.g. xdevice on one device) for that dataset, and a fold too small to fit is noted.
+    """
+    frames, skipped = [], {}
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # small networks: a second thread costs more than it gives on shared cores
+    try:
+        for dataset, data in tables.items():
+            _run_dataset(dataset, data, protocols, seeds, k, options, frames, skipped)
+    finally:
+        torch.set_num_threads(threads)
+    frames = [f for f in frames if not f.empty]
+    predictions = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=PREDICTION_COLUMNS)
+    return predictions, skipped
+
+
+def _run_dataset(dataset, data, protocols, seeds, k, options, frames: list, skipped: dict) -> None:
+    for protocol in protocols:
+        notes = []
+        try:
+            frames.append(evaluate_resources(data, dataset, protocol, seeds, k, options, notes))
+        except (NoResources, ProtocolSkipped) as err:
+            skipped[dataset, protocol] = str(err)
+        if notes:
+            skipped[dataset, f"{protocol} (folds)"] = "; ".join(notes)
