@@ -133,3 +133,14 @@ def test_horus_labels_compare_both_horus_runs_at_the_headline_points():
     assert set(table["policy"]) == {"fifo", "horus", "horus~horus-implied"} and len(table) == 6
     row = table[(table["scenario"] == "isacpp-testbed") & (table["policy"] == "horus")].iloc[0]
     assert row["makespan"] == pytest.approx(1.1 * np.mean([1000.0 + 100 * s for s in range(5)]))
+
+
+def test_brief_table_writes_each_value_with_its_interval_and_unit():
+    util, pair, delay = scores_tables()
+    table = claims_table(paper_claims(), summary_table(), util, pair, delay, HEADLINES)
+    short = claims.brief(table).set_index("claim")["coloc_value"]
+    assert short["lower mean completion time vs Volcano (fifo)"] == "-20% [-20, -20]"
+    assert short["lower makespan vs Liquid"] == "-"
+    assert short["maximum time-prediction error"] == "9.5%"  # one seed: no interval
+    assert short["scheduling delay at 100 queued jobs"].startswith("0.202 s [")
+    assert short["GPU utilization predicted with RMSLE"].startswith("0.06 [")

@@ -391,3 +391,24 @@ def horus_labels(summary: pd.DataFrame, headlines: dict, baseline: str = "fifo")
     if not parts:
         return pd.DataFrame(columns=["scenario", "policy", *metrics])
     return pd.concat(parts, ignore_index=True)
+
+
+BRIEF_COLUMNS = ["paper", "claim", "paper_value", "coloc_value", "verdict"]
+
+
+def brief(table: pd.DataFrame) -> pd.DataFrame:
+    """The claims table for a narrow page: coloc's value as one text, "value [low, high]" (with % for a change),
+    "-" where there is none; the comparison and reason left to the full table."""
+    def text(row) -> str:
+        if not math.isfinite(row.coloc_value):
+            return "-"
+        interval = (f" [{row.ci_low:.3g}, {row.ci_high:.3g}]" if math.isfinite(row.ci_low)
+                    and math.isfinite(row.ci_high) else "")
+        if row.metric.endswith("(change %)"):
+            return f"{row.coloc_value:+.3g}%{interval}"
+        unit = "%" if row.metric.endswith("(%)") else " s" if row.metric.endswith("_s") else ""
+        return f"{row.coloc_value:.3g}{unit}{interval}"
+
+    out = table[["paper", "claim", "paper_value", "verdict"]].copy()
+    out["coloc_value"] = [text(row) for row in table.itertuples()]
+    return out[BRIEF_COLUMNS]

@@ -12,8 +12,9 @@ rule claims:
         pair_scores="data/processed/predictor_scores.parquet",
         delay="results/sim/scheduling_delay.parquet",
     output:
-        claims="results/claims.csv",
-        horus_labels="results/horus_labels.csv",
+        claims=report("results/claims.csv", caption="../report/claims.rst", category="1 Claims"),
+        brief=report("results/claims_brief.csv", caption="../report/claims.rst", category="1 Claims"),
+        horus_labels=report("results/horus_labels.csv", caption="../report/horus_labels.rst", category="1 Claims"),
     params:
         settings=as_yaml({"headlines": {name: float(spec["headline"])
                                         for name, spec in config["simulation"]["scenario_specs"].items()
@@ -26,7 +27,8 @@ rule claims:
         "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
         "-p summary_path {input.summary:q} -p util_scores_path {input.util_scores:q} "
         "-p pair_scores_path {input.pair_scores:q} -p delay_path {input.delay:q} "
-        "-p claims_path {output.claims:q} -p horus_labels_path {output.horus_labels:q} -y {params.settings:q}"
+        "-p claims_path {output.claims:q} -p brief_path {output.brief:q} -p horus_labels_path {output.horus_labels:q} "
+        "-y {params.settings:q}"
 
 
 ALL_OUTPUTS.extend(rules.claims.output)
