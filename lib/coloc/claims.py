@@ -204,6 +204,10 @@ def check_tables(summary=None, util_scores=None, pair_scores=None, delay=None) -
                              f"{ {k: row[k] for k in keys} }; expected one row per {list(keys)}")
 
 
+def _seeds(n: int) -> str:
+    return f"{n} seed" if n == 1 else f"{n} seeds"
+
+
 def _fmt(value: float, low: float, high: float, unit: str = "") -> str:
     interval = f" [{low:.3g}, {high:.3g}]" if math.isfinite(low) and math.isfinite(high) else " (no interval)"
     return f"{value:.3g}{unit}{interval}"
@@ -270,7 +274,7 @@ def measure_sim(claim: Claim, summary: pd.DataFrame | None, headlines: dict) -> 
     value, low, high, seeds = results[point]
     which = "the best" if claim.point == "best" else "the headline"
     reason = (f"{claim.policy} vs {claim.baseline}, {claim.metric}, {which} point {sweep}={point:g}, "
-              f"{seeds} seeds: {_fmt(value, low, high, '%')}")
+              f"{_seeds(seeds)}: {_fmt(value, low, high, '%')}")
     for other in claim.also:
         try:
             v, lo, hi, _ = sim_change(summary, claim.scenario, other, claim.baseline, claim.metric, point)
@@ -296,7 +300,7 @@ def measure_util_rmsle(claim: Claim, util_scores: pd.DataFrame | None) -> tuple[
     overall = part[part["scope"] == "overall"]
     value, low, high = mean_ci(overall["RMSLE"].astype(float))
     sources = ",".join(sorted(set(",".join(overall["util_source"].astype(str)).split(","))))
-    reason = (f"{claim.policy} on Gavel ({claim.protocol}, {overall['seed'].nunique()} seeds), label {sources}: "
+    reason = (f"{claim.policy} on Gavel ({claim.protocol}, {_seeds(overall['seed'].nunique())}), label {sources}: "
               f"RMSLE {_fmt(value, low, high)}")
     return value, low, high, reason, sources == "measured"
 
@@ -310,7 +314,7 @@ def measure_max_error(claim: Claim, pair_scores: pd.DataFrame | None) -> tuple[f
     worst = family.groupby("seed")["MAPE"].max().astype(float)
     which = family.loc[family.groupby("seed")["MAPE"].idxmax(), "key"]
     value, low, high = mean_ci(worst)
-    reason = (f"{claim.policy} on Gavel ({claim.protocol}, {len(worst)} seeds): largest per-family MAPE of "
+    reason = (f"{claim.policy} on Gavel ({claim.protocol}, {_seeds(len(worst))}): largest per-family MAPE of "
               f"normalized throughput {_fmt(value, low, high, '%')} (family {', '.join(sorted(set(which)))}); "
               f"ISACPP's error is of time per epoch, the inverse of throughput (the same relative error to "
               f"first order)")
@@ -327,7 +331,7 @@ def measure_delay(claim: Claim, delay: pd.DataFrame | None) -> tuple[float, floa
     part = part[part["gpus"] == gpus]
     value, low, high = mean_ci(part["decision_s"].astype(float))
     reason = (f"{claim.policy}, {claim.queued} queued jobs on {part['cluster'].iloc[0]} ({gpus} GPUs), "
-              f"{part['seed'].nunique()} seeds: {_fmt(value, low, high, ' s')} per round; coloc's time holds the "
+              f"{_seeds(part['seed'].nunique())}: {_fmt(value, low, high, ' s')} per round; coloc's time holds the "
               f"policy's search with predictions looked up, ISACPP's also the E-GGAT inference")
     return value, low, high, reason
 
@@ -358,9 +362,11 @@ def claim_row(claim: Claim, summary=None, util_scores=None, pair_scores=None, de
     except NotComparable as err:
         return row | {"verdict": "not comparable", "reason": str(err)}
     row |= {"coloc_value": value, "ci_low": low, "ci_high": high}
+    if not comparable:
+        return row | {"verdict": "not comparable", "reason": reason}
     if not (math.isfinite(low) and math.isfinite(high)):
         reason += " (verdict on the value alone)"
-    return row | {"verdict": verdict(claim, value, low, high) if comparable else "not comparable", "reason": reason}
+    return row | {"verdict": verdict(claim, value, low, high), "reason": reason}
 
 
 def claims_table(claims, summary=None, util_scores=None, pair_scores=None, delay=None,
