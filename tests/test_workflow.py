@@ -13,30 +13,7 @@ import yaml
 
 pytestmark = pytest.mark.slow  # every test here starts Snakemake (seconds), one runs the CI workflow (minutes)
 
-REPO = Path(__file__).resolve().parents[1]
-CI_CONFIG = REPO / "config" / "ci.yaml"
-
-
-def run(args, cwd, mirror=None, timeout=900):
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
-    env.pop("COLOC_DATA_MIRROR", None)
-    if mirror is not None:
-        env["COLOC_DATA_MIRROR"] = str(mirror)
-    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-
-
-def snakemake(*args, cwd, mirror=None):
-    return run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--cores", "2", *args],
-               cwd=cwd, mirror=mirror)
-
-
-@pytest.fixture(scope="session")
-def ci_run(tmp_path_factory, mirror):
-    """One real run of the whole workflow on config/ci.yaml, from the mirror, in a scratch folder."""
-    workdir = tmp_path_factory.mktemp("ci_run")
-    result = snakemake("--configfile", str(CI_CONFIG), cwd=workdir, mirror=mirror)
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    return workdir
+from workflow_run import CI_CONFIG, REPO, run, snakemake  # noqa: E402
 
 
 def test_lint_is_clean():
@@ -151,20 +128,6 @@ class LastInFirstOut(Policy):
             if job is None or not place_exclusive(view, job):
                 return
 '''
-
-
-@pytest.fixture
-def ci_copy(ci_run, tmp_path):
-    """A copy of the repository's workflow and library and of the finished CI run, times kept (nothing to do)."""
-    repo, workdir = tmp_path / "repo", tmp_path / "work"
-    repo.mkdir()
-    for name in ("Snakefile", "environment.yml"):
-        shutil.copy2(REPO / name, repo / name)
-    for part in ("workflow", "config", "notebooks", "lib"):
-        shutil.copytree(REPO / part, repo / part)  # copies keep their modification times
-    for part in ("data", "results", "figures", "logs"):
-        shutil.copytree(ci_run / part, workdir / part)
-    return repo, workdir
 
 
 def planned_jobs(output: str) -> dict[str, int]:
