@@ -149,7 +149,7 @@ def jct_density(jobs: pd.DataFrame, order: list[str], kinds: dict[str, str], tit
     log = bool(data["hours"].max() > 30 * data["hours"].min())
     names = {p: label(p, kinds[p]) for p in order}
     data["policy "] = data["policy"].map(names)
-    fig, ax = plt.subplots(figsize=(8, 0.5 * len(order) + 1.6))
+    fig, ax = plt.subplots(figsize=(11, 0.5 * len(order) + 1.6))
     sns.violinplot(data=data, x="hours", y="policy ", order=[names[p] for p in order], hue="policy ",
                    palette={names[p]: c for p, c in palette(order).items()}, cut=0, inner="quart",
                    density_norm="width", log_scale=log, legend=False, ax=ax)
