@@ -14,10 +14,12 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/features.smk"
 include: "workflow/rules/profiling.smk"
 include: "workflow/rules/predictors.smk"
+include: "workflow/rules/user_data.smk"
 include: "workflow/rules/resources.smk"
 include: "workflow/rules/ablation.smk"
 include: "workflow/rules/simulation.smk"
 include: "workflow/rules/scheduling_delay.smk"
+include: "workflow/rules/claims.smk"
 
 
 rule all:
