@@ -33,6 +33,7 @@ SMALL = {  # every pair predictor, small enough for unit tests
     "egat-const": {"hidden": 16, "layers": 1, "max_epochs": 4, "patience": 2},
     "egat-coloc": {"hidden": 16, "layers": 1, "max_epochs": 4, "patience": 2, "edge_params": {"params": {"n_estimators": 30}}},
     "interactions": {},
+    "completion": {},
     "blend": {"members": {"interactions": {}, "lgbm-enc": {"params": {"n_estimators": 30}, "spread": False}}},
 }
 SMALL_UTIL = {"horus": {"params": {"n_estimators": 60}}, "horus-implied": {"params": {"n_estimators": 60}},

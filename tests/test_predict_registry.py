@@ -31,6 +31,7 @@ CHANGED = {
     ("pair", "egat-const"): {"hidden": 8, "max_epochs": 2},
     ("pair", "egat-coloc"): {"hidden": 8, "max_epochs": 2, "drop": ("gpu",)},
     ("pair", "interactions"): {"alphas": (1.0, 2.0)},
+    ("pair", "completion"): {"rank": 1, "penalty": 2.0, "across_devices": False},
     ("pair", "blend"): {"members": {"interactions": {}, "mean": {}}, "grid": 2},
     ("util", "horus"): {"params": {"n_estimators": 20}},
     ("util", "mean"): {},

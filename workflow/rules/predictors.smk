@@ -50,6 +50,7 @@ rule predictors_summary:
                        category="5 Predictors", subcategory="Scores"),
         targets=report("results/predictors/targets.csv", caption="../report/predictors_targets.rst",
                        category="5 Predictors", subcategory="Scores"),
+        probes="results/predictors/probes.csv",
     params:
         settings=as_yaml({"score_paths": predictor_runs("scores"), "util_score_paths": predictor_runs("util_scores"),
                           "targets": PRED["targets"]}),
@@ -60,7 +61,8 @@ rule predictors_summary:
     shell:
         "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
         "-p scores_path {output.scores:q} -p util_scores_path {output.util_scores:q} "
-        "-p summary_path {output.summary:q} -p targets_path {output.targets:q} -y {params.settings:q}"
+        "-p summary_path {output.summary:q} -p targets_path {output.targets:q} -p probes_path {output.probes:q} "
+        "-y {params.settings:q}"
 
 
 rule predictors_figures:
@@ -68,12 +70,13 @@ rule predictors_figures:
         notebook=NOTEBOOKS / "03_predictors_figures.ipynb",
         code=code_of(NOTEBOOKS / "03_predictors_figures.ipynb"),
         predictions=predictor_runs("predictions"),
-        utilization=expand(stage.RUN_FILES["utilization"], dataset="gavel", protocol=PRED["protocols"]),
+        utilization=expand(stage.RUN_FILES["utilization"], dataset="gavel", protocol=PLAIN_PROTOCOLS),
         scores=rules.predictors_summary.output.scores,
     output:
         gavel=[report(GAVEL_FIGURE.format(protocol=protocol, kind=kind), caption="../report/predictors_gavel.rst",
                       category="5 Predictors", subcategory=f"Gavel, {protocol}")
-               for protocol in PRED["protocols"] for kind in GAVEL_FIGURE_KINDS],
+               for protocol in PLAIN_PROTOCOLS for kind in GAVEL_FIGURE_KINDS],
+        probes=list(PROBE_FIGURES.values()),
         profiled=report(directory("figures/predictors/profiled"), patterns=["{name}.png"],
                         caption="../report/predictors_profiled.rst", category="5 Predictors",
                         subcategory="Profiled"),
@@ -81,9 +84,10 @@ rule predictors_figures:
         settings=as_yaml({
             "prediction_paths": {d: {p: prediction_file("predictions", d, p) for p in PRED["protocols"]}
                                  for d in stage.DATASETS},
-            "utilization_paths": {p: prediction_file("utilization", "gavel", p) for p in PRED["protocols"]},
+            "utilization_paths": {p: prediction_file("utilization", "gavel", p) for p in PLAIN_PROTOCOLS},
             "gavel_figure_paths": {p: {k: GAVEL_FIGURE.format(protocol=p, kind=k) for k in GAVEL_FIGURE_KINDS}
-                                   for p in PRED["protocols"]},
+                                   for p in PLAIN_PROTOCOLS},
+            "probe_figure_paths": PROBE_FIGURES,
             "families": PRED["families"],
             "order": list(PRED["models"]),
         }),

@@ -2,6 +2,7 @@
 # prediction_file(kind, dataset, protocol) is the path of an out-of-fold file, for the rules that read one.
 
 from coloc.predict import check_options, stage
+from coloc.predict.protocols import probe_protocol
 
 PRED = config["predictors"]
 # Users' own sources (config datasets.user.<name>, rules in user_data.smk): datasets user-<name>, next to Gavel's.
@@ -15,6 +16,11 @@ for _name, _options in PRED["util_models"].items():
 
 GAVEL_FIGURE = "figures/predictors/gavel_{protocol}_{kind}.png"
 GAVEL_FIGURE_KINDS = ["scatter", "error_cdf", "family_mape"] + (["horus_util"] if "horus" in PRED["util_models"] else [])
+# The per-protocol figures are drawn for the protocols without probes; the probe protocols (lofo-probe-<k>) get
+# two figures of error against k and against profiling seconds, when any runs.
+PLAIN_PROTOCOLS = [p for p in PRED["protocols"] if probe_protocol(p) is None]
+PROBE_FIGURES = ({"k": "figures/predictors/gavel_probe_k.png", "seconds": "figures/predictors/gavel_probe_seconds.png"}
+                 if any(probe_protocol(p) for p in PRED["protocols"]) else {})
 
 
 def prediction_file(kind, dataset, protocol):

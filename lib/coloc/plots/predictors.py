@@ -91,3 +91,47 @@ def utilization_scatter(utilization: pd.DataFrame, source: str, protocol: str) -
            title=f"Horus utilization ({protocol}); data: {source}")
     fig.tight_layout()
     return fig
+
+
+def probe_curves(probe: pd.DataFrame, predictors, source: str, base: str = "lofo") -> plt.Figure:
+    """MAPE against the number of probes k, one panel overall and one per device, a line per predictor.
+
+    ``probe``: :func:`coloc.predict.stage.probe_table` of one dataset; the top axis gives the profiling
+    seconds of a new job on one device type (k x the probe window).
+    """
+    part = probe[(probe["base"] == base) & probe["predictor"].isin(predictors)]
+    keys = ["all"] + sorted(set(part["key"]) - {"all"})
+    fig, axes = plt.subplots(1, len(keys), figsize=(3.6 * len(keys), 3.6), sharey=True, squeeze=False)
+    window = float((part["profiling_s"] / part["k"].where(part["k"] > 0)).dropna().iloc[0]) if (part["k"] > 0).any() else 0.0
+    for ax, key in zip(axes.flat, keys):
+        for name in predictors:
+            line = part[(part["key"] == key) & (part["predictor"] == name)].sort_values("k")
+            if not line.empty:
+                ax.errorbar(line["k"], line["MAPE"], yerr=line["MAPE_std"].fillna(0), marker="o", ms=4, capsize=2,
+                            label=name)
+        ax.set(xlabel="probes per new job type and device (k)", title="all devices" if key == "all" else key,
+               xticks=sorted(part["k"].unique()))
+        if window:
+            top = ax.secondary_xaxis("top", functions=(lambda k: k * window, lambda s: s / window))
+            top.set_xlabel(f"profiling seconds per device type (k x {window:g} s)", fontsize=8)
+    axes.flat[0].set_ylabel("MAPE (%) on the held-out group's other pairs")
+    axes.flat[0].legend(fontsize=8)
+    fig.suptitle(f"Prediction error against probes ({base}-probe-k, mean over seeds; bars: std); data: {source}")
+    fig.tight_layout()
+    return fig
+
+
+def probe_seconds(probe: pd.DataFrame, predictors, source: str, base: str = "lofo") -> plt.Figure:
+    """Overall MAPE against a new job's profiling seconds on all device types (k x window x device types)."""
+    part = probe[(probe["base"] == base) & probe["predictor"].isin(predictors) & (probe["key"] == "all")]
+    devices = sorted(set(probe.loc[probe["scope"] == "device", "key"]))
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name in predictors:
+        line = part[part["predictor"] == name].sort_values("k")
+        if not line.empty:
+            ax.plot(line["profiling_s"] * len(devices), line["MAPE"], marker="o", label=name)
+    ax.set(xlabel=f"profiling GPU seconds of a new job type (k probes x window x {len(devices)} device types)",
+           ylabel="MAPE (%), all devices", title=f"Error against profiling time ({base}-probe-k); data: {source}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

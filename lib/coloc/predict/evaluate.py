@@ -31,7 +31,7 @@ from tqdm.auto import tqdm
 from coloc.predict.base import InsufficientData, Tables, params_of, predict_pairs
 from coloc.predict.inputs import util_labels
 from coloc.predict.metrics import METRICS, rmsle, score_table, scores
-from coloc.predict.protocols import JOB_GROUPS, Fold, ProtocolSkipped, folds, group_of, util_folds
+from coloc.predict.protocols import JOB_GROUPS, Fold, ProtocolSkipped, base_protocol, folds, group_of, job_groups, util_folds
 from coloc.predict.registry import make_predictor, split_options
 
 PRED_COLUMNS = ["device", "workload_a", "workload_b", "predictor", "seed", "fold", "held_out",
@@ -43,6 +43,11 @@ UTIL_COLUMNS = ["device", "workload", "predictor", "seed", "fold", "held_out", "
 # How a predictor that early-stops or tunes should carve its validation split from the
 # training fold, by protocol: like the test fold (a held-out family / job type / device), or at random.
 VALIDATION_GROUPS = {"random5": None, "xdevice": "device"} | JOB_GROUPS
+
+
+def validation_groups(protocol: str) -> str | None:
+    """VALIDATION_GROUPS of the protocol (a probe protocol's: its base protocol's)."""
+    return VALIDATION_GROUPS[base_protocol(protocol)]
 
 
 @dataclass
@@ -82,7 +87,7 @@ def _fit_and_predict(fold: Fold, tables: Tables, seed: int, predictors: dict) ->
         predictor = make_predictor(entry, seed, **params)
         start = time.process_time()
         try:
-            predictor.fit(fold.train, groups=VALIDATION_GROUPS[fold.protocol])
+            predictor.fit(fold.train, groups=validation_groups(fold.protocol))
         except InsufficientData as err:
             skipped.append(f"{fold.protocol} seed {seed} fold {fold.held_out}: {name} skipped ({err})")
             continue
@@ -103,6 +108,7 @@ def evaluate(tables: Tables, protocol: str, predictors: dict, seeds, k: int = 5,
     """
     start = time.perf_counter()
     tasks = [(fold, seed) for seed in seeds for fold in folds(tables, protocol, seed, k)]
+    groups = job_groups(protocol)
     frames, skipped, timings = [], [], []
     bar = tqdm(total=len(tasks), desc=f"{protocol}: folds", disable=not progress)
     if workers > 1 and len(tasks) > 1:
@@ -119,17 +125,29 @@ def evaluate(tables: Tables, protocol: str, predictors: dict, seeds, k: int = 5,
             bar.update()
     bar.close()
     predictions = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=PRED_COLUMNS)
-    if protocol in JOB_GROUPS and frames:
+    if groups and frames:
         keys = ["predictor", "seed", "device", "workload_a", "workload_b"]
-        expected = predictions.drop_duplicates(keys).groupby("predictor").size()
-        predictions = own_group_predictions(predictions, JOB_GROUPS[protocol])
+        scored = predictions[both_own_folds_test(predictions, [fold for fold, _ in tasks], groups)]
+        expected = scored.drop_duplicates(keys).groupby("predictor").size()
+        predictions = own_group_predictions(predictions, groups)
         kept = predictions.groupby("predictor").size().reindex(expected.index, fill_value=0)
         for name in expected.index[kept < expected]:
             skipped.append(f"{protocol}: {name}: {expected[name] - kept[name]} pairs dropped (a job's own "
-                           f"{JOB_GROUPS[protocol]} fold was skipped)")
+                           f"{groups} fold was skipped)")
     predictions = predictions[PRED_COLUMNS].reset_index(drop=True)
     utilization = utilization_oof(tables, protocol, util_predictors or {}, seeds, k, skipped)
     return Evaluation(protocol, predictions, utilization, skipped, time.perf_counter() - start, pd.DataFrame(timings))
+
+
+def both_own_folds_test(predictions: pd.DataFrame, all_folds: list[Fold], groups: str) -> pd.Series:
+    """Whether each prediction's pair is in the test fold of both its jobs' own groups (under a probe
+    protocol a pair that was a probe in one of them is not: it is scored in neither)."""
+    of = group_of(groups)
+    tested = {(f.held_out, *key) for f in all_folds
+              for key in zip(f.test["device"], f.test["workload_a"], f.test["workload_b"])}
+    keys = zip(predictions["device"], predictions["workload_a"], predictions["workload_b"])
+    return pd.Series([(of(a), d, a, b) in tested and (of(b), d, a, b) in tested for d, a, b in keys],
+                     index=predictions.index, dtype=bool)
 
 
 def own_group_predictions(predictions: pd.DataFrame, groups: str) -> pd.DataFrame:
@@ -173,7 +191,7 @@ def utilization_oof(tables: Tables, protocol: str, util_predictors: dict, seeds,
                 continue
             model = make_predictor(entry, seed, kind="util", **params)
             try:
-                model.fit(fold.train, groups=VALIDATION_GROUPS[protocol])
+                model.fit(fold.train, groups=validation_groups(protocol))
             except InsufficientData as err:
                 notes.append(f"{protocol} seed {seed} utilization fold {fold.held_out}: {name} skipped ({err})")
                 continue

@@ -9,6 +9,13 @@
   and ``lofo``: how well a predictor generalizes to a new job of a known family.
 * ``xdevice``: leave one device out (train on the other GPU types, test on it); training
   holds no pair or solo row of that device.
+* ``lofo-probe-<k>`` / ``lojo-probe-<k>`` (k >= 0; the runs use 0, 1, 2, 3, 5): ``lofo`` / ``lojo``
+  where each held-out job type was *probed*: on every device, its pairs with k reference
+  co-runners (chosen from the fold's training pairs only, by
+  :func:`coloc.predict.references.choose_references`) are in training, and so are its solo
+  throughputs and its workloads row. Every predictor is scored on the held-out group's other
+  pairs (a pair that was a probe in one of its jobs' own folds is scored in neither). k = 0 is
+  ``lofo`` / ``lojo`` itself (the same folds).
 
 Infeasible pairs are neither trained on nor scored. A protocol that cannot be run on a
 table (e.g. one device only for ``xdevice``) raises :class:`ProtocolSkipped` with the reason.
@@ -16,23 +23,52 @@ table (e.g. one device only for ``xdevice``) raises :class:`ProtocolSkipped` wit
 Utilization folds (Horus's per-job prediction, out-of-fold) follow the same idea per job:
 ``random5`` groups solo rows by job type into K folds (a job type is predicted by a model
 that saw it on no device), ``lofo`` by family, ``lojo`` by job type (one fold each),
-``xdevice`` by device.
+``xdevice`` by device; a probe protocol as its base protocol.
 """
 
 from __future__ import annotations
 
+import re
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
 from coloc.datasets import family_of
 from coloc.predict.base import Tables
+from coloc.predict.references import choose_references
 
-PROTOCOLS = ("random5", "lofo", "lojo", "xdevice")
 # The protocols that hold out one group of job types, and the group of a job type.
 JOB_GROUPS = {"lofo": "family", "lojo": "workload"}
+PROBE_COUNTS = (0, 1, 2, 3, 5)  # the probe counts k the runs use (any k >= 0 is a protocol)
+PROBE_PROTOCOLS = tuple(f"{base}-probe-{k}" for base in JOB_GROUPS for k in PROBE_COUNTS)
+PROTOCOLS = ("random5", "lofo", "lojo", "xdevice") + PROBE_PROTOCOLS
+_PROBE = re.compile(r"^(lofo|lojo)-probe-(\d+)$")
+
+
+def probe_protocol(protocol: str) -> tuple[str, int] | None:
+    """(base protocol, k) of a probe protocol such as ``lofo-probe-2``; None for any other protocol."""
+    match = _PROBE.match(str(protocol))
+    return (match.group(1), int(match.group(2))) if match else None
+
+
+def base_protocol(protocol: str) -> str:
+    """The protocol without its probes: ``lofo`` for ``lofo-probe-2``; the protocol itself otherwise."""
+    probe = probe_protocol(protocol)
+    return probe[0] if probe else protocol
+
+
+def job_groups(protocol: str) -> str | None:
+    """What a protocol holds out one at a time: "family", "workload" (job type), or None."""
+    return JOB_GROUPS.get(base_protocol(protocol))
+
+
+def check_protocol(protocol: str) -> None:
+    """KeyError naming the protocol unless it is one of PROTOCOLS' kinds (a probe protocol with any k)."""
+    if protocol not in PROTOCOLS and probe_protocol(protocol) is None:
+        raise KeyError(f"unknown protocol {protocol!r}; expected one of {PROTOCOLS} (or lofo-probe-<k>, "
+                       f"lojo-probe-<k> for another k >= 0)")
 
 
 def group_of(groups: str):
@@ -63,6 +99,7 @@ class Fold:
     held_out: str  # what the test fold holds: "k=<i>", a family or a device
     train: Tables
     test: pd.DataFrame
+    references: dict = field(default_factory=dict)  # probe protocols: device -> the reference co-runners
 
 
 def _feasible(pairs: pd.DataFrame) -> pd.DataFrame:
@@ -92,7 +129,10 @@ def folds(tables: Tables, protocol: str, seed: int = 0, k: int = 5) -> list[Fold
         return _group_folds(tables, protocol)
     if protocol == "xdevice":
         return _device_folds(tables)
-    raise KeyError(f"unknown protocol {protocol!r}; expected one of {PROTOCOLS}")
+    if probe_protocol(protocol):
+        return _probe_folds(tables, protocol)
+    check_protocol(protocol)
+    raise AssertionError(protocol)  # unreachable: check_protocol raised
 
 
 def _random_folds(tables: Tables, seed: int, k: int) -> list[Fold]:
@@ -122,6 +162,35 @@ def _group_folds(tables: Tables, protocol: str) -> list[Fold]:
         train_pairs = tables.pairs[~touches(tables.pairs, name, of)]
         out.append(Fold(protocol, i, name, tables.subset(train_pairs, workloads=keep), pairs[test].reset_index(drop=True)))
     return out
+
+
+def _probe_folds(tables: Tables, protocol: str) -> list[Fold]:
+    """The base protocol's folds with the held-out job types' probe pairs moved into training."""
+    base, k = probe_protocol(protocol)
+    of = group_of(JOB_GROUPS[base])
+    out = []
+    for fold in _group_folds(tables, base):
+        if k == 0:
+            out.append(replace(fold, protocol=protocol))
+            continue
+        name = fold.held_out
+        known = tables.pairs[~touches(tables.pairs, name, of)]
+        references = {d: choose_references(known, d, k) for d in sorted(tables.pairs["device"].unique())}
+        probes = probe_pairs(tables.pairs, name, of, references)
+        train = tables.subset(pd.concat([known, tables.pairs[probes]]))
+        test = fold.test[~probe_pairs(fold.test, name, of, references).to_numpy()].reset_index(drop=True)
+        out.append(Fold(protocol, fold.fold, name, train, test, references))
+    return out
+
+
+def probe_pairs(pairs: pd.DataFrame, group: str, of, references: dict) -> pd.Series:
+    """Pairs of a job of ``group`` (``of``: job type -> group) with a reference co-runner of their
+    device (``references``: device -> job types)."""
+    ref = [set(references.get(d, ())) for d in pairs["device"]]
+    in_a, in_b = pairs["workload_a"].map(of) == group, pairs["workload_b"].map(of) == group
+    ref_a = pd.Series([w in r for w, r in zip(pairs["workload_a"], ref)], index=pairs.index, dtype=bool)
+    ref_b = pd.Series([w in r for w, r in zip(pairs["workload_b"], ref)], index=pairs.index, dtype=bool)
+    return (in_a & ref_b) | (in_b & ref_a)
 
 
 def _device_folds(tables: Tables) -> list[Fold]:
@@ -209,14 +278,15 @@ def util_folds(tables: Tables, protocol: str, seed: int = 0, k: int = 5) -> list
         parts = _shuffled_kfold(len(names), min(k, len(names)), derived_seed(seed, "random5-util-folds"))
         groups = [(f"k={i}", {names[j] for j in part}) for i, part in enumerate(parts)]
         held = solo["workload"]
-    elif protocol in JOB_GROUPS:
-        held = solo["workload"].map(group_of(JOB_GROUPS[protocol]))
+    elif job_groups(protocol):
+        held = solo["workload"].map(group_of(job_groups(protocol)))
         groups = [(g, {g}) for g in sorted(held.unique())]
     elif protocol == "xdevice":
         held = solo["device"]
         groups = [(d, {d}) for d in sorted(held.unique())]
     else:
-        raise KeyError(f"unknown protocol {protocol!r}; expected one of {PROTOCOLS}")
+        check_protocol(protocol)
+        raise AssertionError(protocol)
     if len(groups) < 2:
         raise ProtocolSkipped(f"{protocol} (utilization): one group only ({groups[0][0]})")
     out = []

@@ -18,7 +18,8 @@ from coloc.devices import device_table
 from coloc.predict.base import Tables, predict_pairs
 from coloc.predict.evaluate import (PRED_COLUMNS, SCORE_COLUMNS, UTIL_COLUMNS, UTIL_SCORE_COLUMNS, Evaluation,
                                     evaluate, scores_of, utilization_scores)
-from coloc.predict.protocols import ProtocolSkipped
+from coloc.predict.protocols import ProtocolSkipped, probe_protocol
+from coloc.predict.references import PROBE_WINDOW_S
 from coloc.predict.registry import check_options, make_predictor, split_options
 
 DATASETS = ("gavel", "profiled")
@@ -276,3 +277,34 @@ def target_check(summary_table: pd.DataFrame, targets: dict, dataset: str = "gav
                      "best_predictor": best["predictor"], "MAPE": float(best["MAPE"]), "seeds": int(best["seeds"]),
                      "meets": bool(best["MAPE"] <= target)})
     return pd.DataFrame(rows, columns=TARGET_COLUMNS)
+
+
+PROBE_COLUMNS = ["dataset", "base", "k", "profiling_s", "predictor", "scope", "key", "MAPE", "MAPE_std", "seeds", "n"]
+
+
+def probe_table(scores_table: pd.DataFrame, window_s: float = PROBE_WINDOW_S) -> pd.DataFrame:
+    """MAPE (mean and std over seeds) of every predictor under each probe protocol, overall and per device.
+
+    One row per dataset x base protocol (lofo, lojo) x k x predictor x scope ("overall" or "device") x key;
+    ``profiling_s`` = k x ``window_s``: the GPU seconds of a new job's probes on one device type.
+    """
+    part = scores_table[scores_table["scope"].isin(["overall", "device"])]
+    parsed = part["protocol"].map(probe_protocol)
+    part = part[parsed.notna()].assign(base=parsed.dropna().str[0], k=parsed.dropna().str[1])
+    if part.empty:
+        return pd.DataFrame(columns=PROBE_COLUMNS)
+    keys = ["dataset", "base", "k", "predictor", "scope", "key"]
+    out = part.groupby(keys).agg(MAPE=("MAPE", "mean"), MAPE_std=("MAPE", "std"), seeds=("seed", "nunique"),
+                                 n=("n", "mean")).reset_index()
+    out["k"] = out["k"].astype(int)
+    out["profiling_s"] = out["k"] * float(window_s)
+    return out[PROBE_COLUMNS].sort_values(["dataset", "base", "scope", "key", "predictor", "k"]).reset_index(drop=True)
+
+
+def probe_mape(probe: pd.DataFrame, dataset: str = "gavel", base: str = "lofo") -> pd.DataFrame:
+    """The MAPE table by k: rows (predictor, k), columns "all" and each device (mean over seeds)."""
+    part = probe[(probe["dataset"] == dataset) & (probe["base"] == base)]
+    if part.empty:
+        return pd.DataFrame()
+    table = part.pivot_table(index=["predictor", "k"], columns="key", values="MAPE", aggfunc="mean")
+    return table[["all"] + [c for c in table.columns if c != "all"]]
