@@ -72,7 +72,8 @@ def test_a_value_of_another_type_anywhere_is_refused_by_its_key_path(change):
         return  # the field allows this type too (e.g. null or a list, an int for a number)
     with pytest.raises(cfg.ConfigError) as err:
         cfg.check(config, SCHEMA)
-    assert f"\n  {cfg.key_path(path)}: " in str(err.value)
+    message = str(err.value)  # the key's path, or an item's inside it (a list where a list is allowed)
+    assert f"\n  {cfg.key_path(path)}: " in message or f"\n  {cfg.key_path(path)}[" in message
 
 
 def fixed_sections(config, schema, path=()):
