@@ -41,6 +41,7 @@ class Isacpp(Policy):
     def reset(self, view) -> None:
         super().reset(view)
         self._preds = view.predictions
+        self._pair_terms: dict[tuple[str, str, str], tuple[float, ...]] = {}
         self._util = self.use_util and view.predictions.has_util()
         cap = view.cluster.cap
         self._cap = min(cap, self.max_jobs_per_gpu) if self.max_jobs_per_gpu else cap
@@ -74,9 +75,10 @@ class Isacpp(Policy):
 
     def _best_pair(self, view, device: str, new: str, t_new: float, old: str, gpus):
         """Least (gpu_score, gpu) in closed form over a group of GPUs each holding one job of workload `old`."""
-        n_new, n_old = self._preds.norm(device, new, old), self._preds.norm(device, old, new)
-        c_new, c_old = self._contention(device, n_new, (new, old)), self._contention(device, n_old, (new, old))
-        alone_new, alone_old = self._contention(device, 1.0, (new,)), self._contention(device, 1.0, (old,))
+        terms = self._pair_terms.get((device, new, old))
+        if terms is None:
+            terms = self._pair_terms[(device, new, old)] = self._terms(device, new, old)
+        n_new, n_old, c_new, c_old, alone_new, alone_old = terms
         residents, now = view.cluster.residents, view.now
 
         def remaining(gpu: int) -> float:
@@ -95,6 +97,13 @@ class Isacpp(Policy):
         # new job ends first: i_old = alone_old + (t_new / n_new) (c_old - n_old alone_old) / t_old
         return best_lone_gpu(gpus, now, remaining, score, n_old * (t_new / n_new),
                              direction(c_new - n_new * alone_new), -direction(c_old - n_old * alone_old))
+
+    def _terms(self, device: str, new: str, old: str) -> tuple[float, ...]:
+        """(n_new, n_old, contention of each co-located, of each alone) of a new `new` next to an `old`."""
+        n_new, n_old = self._preds.norm(device, new, old), self._preds.norm(device, old, new)
+        c_new, c_old = self._contention(device, n_new, (new, old)), self._contention(device, n_old, (new, old))
+        alone_new, alone_old = self._contention(device, 1.0, (new,)), self._contention(device, 1.0, (old,))
+        return n_new, n_old, c_new, c_old, alone_new, alone_old
 
     def gpu_score(self, view, job, device: str, gpu: int) -> float:
         """New job's interference plus the mean of the residents' interference on `gpu`."""
