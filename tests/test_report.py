@@ -28,12 +28,8 @@ def report_variable(html: str, name: str):
 
 
 @pytest.fixture(scope="module")
-def report(request, tmp_path_factory):
+def report(ci_run, tmp_path_factory):
     """(folder of the CI run, report.html's text) after `snakemake --report` on the finished CI run."""
-    try:
-        ci_run = request.getfixturevalue("ci_run")  # the shared CI run
-    except pytest.FixtureLookupError:
-        pytest.skip("the session fixture ci_run (the CI run) is not shared in tests/conftest.py")
     out = tmp_path_factory.mktemp("report") / "report.html"
     result = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--cores", "1",
                              "--configfile", str(CI_CONFIG), "--report", str(out)],

@@ -18,7 +18,8 @@ rule ablation:
         pairs="data/processed/pairs.parquet",
     output:
         scores="data/processed/ablation_scores.parquet",
-        table="results/predictors/ablation.csv",
+        table=report("results/predictors/ablation.csv", caption="../report/predictors_ablation.rst",
+                     category="5 Predictors", subcategory="Ablation"),
     params:
         settings=as_yaml({
             "egat_options": PRED["models"].get("egat", {}), "layers": ABLATION["layers"],

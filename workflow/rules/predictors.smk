@@ -50,7 +50,8 @@ rule predictors_summary:
                        category="5 Predictors", subcategory="Scores"),
         targets=report("results/predictors/targets.csv", caption="../report/predictors_targets.rst",
                        category="5 Predictors", subcategory="Scores"),
-        probes="results/predictors/probes.csv",
+        probes=report("results/predictors/probes.csv", caption="../report/predictors_probes.rst",
+                      category="5 Predictors", subcategory="Probes"),
     params:
         settings=as_yaml({"score_paths": predictor_runs("scores"), "util_score_paths": predictor_runs("util_scores"),
                           "targets": PRED["targets"]}),
@@ -76,7 +77,8 @@ rule predictors_figures:
         gavel=[report(GAVEL_FIGURE.format(protocol=protocol, kind=kind), caption="../report/predictors_gavel.rst",
                       category="5 Predictors", subcategory=f"Gavel, {protocol}")
                for protocol in PLAIN_PROTOCOLS for kind in GAVEL_FIGURE_KINDS],
-        probes=list(PROBE_FIGURES.values()),
+        probes=[report(path, caption="../report/predictors_probes.rst", category="5 Predictors", subcategory="Probes")
+                for path in PROBE_FIGURES.values()],
         profiled=report(directory("figures/predictors/profiled"), patterns=["{name}.png"],
                         caption="../report/predictors_profiled.rst", category="5 Predictors",
                         subcategory="Profiled"),

@@ -18,7 +18,8 @@ rule resources:
     output:
         predictions="data/processed/resource_predictions.parquet",
         scores="data/processed/resource_scores.parquet",
-        summary="results/predictors/resources.csv",
+        summary=report("results/predictors/resources.csv", caption="../report/predictors_resources.rst",
+                       category="5 Predictors", subcategory="Resources"),
     params:
         settings=as_yaml({
             "dataset_paths": {d: {t: f"{stage.DATASET_FOLDERS[d]}/{t}.parquet" for t in ("solo", "pairs")}

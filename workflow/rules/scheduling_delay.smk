@@ -30,7 +30,8 @@ rule scheduling_delay:
         pairs="data/processed/pairs.parquet",
     output:
         table="results/sim/scheduling_delay.parquet",
-        figure="figures/sim/scheduling_delay.png",
+        figure=report("figures/sim/scheduling_delay.png", caption="../report/scheduling_delay.rst",
+                      category="7 Scheduling delay"),
     params:
         settings=DELAY_SETTINGS,
     log:

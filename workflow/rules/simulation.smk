@@ -46,7 +46,8 @@ rule simulation_summary:
         utilization=sim_runs("utilization"),
     output:
         summary="results/sim/summary.parquet",
-        csv="results/sim/summary.csv",
+        csv=report("results/sim/summary.csv", caption="../report/sim_summary.rst", category="6 Simulation",
+                   subcategory="All runs"),
         jobs="results/sim/jobs.parquet",
         utilization="results/sim/utilization.parquet",
     params:
@@ -70,7 +71,8 @@ rule simulation_figures:
         jobs=rules.simulation_summary.output.jobs,
         utilization=rules.simulation_summary.output.utilization,
     output:
-        expand("figures/sim/{scenario}/{figure}.png", scenario=SIM["scenarios"], figure=SIM_FIGURES),
+        [report(f"figures/sim/{scenario}/{figure}.png", caption=f"../report/sim_{figure}.rst", category="6 Simulation",
+                subcategory=scenario) for scenario in SIM["scenarios"] for figure in SIM_FIGURES],
     params:
         settings=as_yaml({"scenarios": SIM["scenarios"],
                           "headlines": {s: SIM["scenario_specs"][s]["headline"] for s in SIM["scenarios"]}}),
