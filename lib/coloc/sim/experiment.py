@@ -19,7 +19,8 @@ from coloc.sim.predictions import FILES, Predictions
 class RunConfig:
     """Everything that defines one run besides the tables.
 
-    cluster: coloc.sim.cluster.ClusterSpec.parse text ("v100:64", or heterogeneous "k80:4,p100:4,v100:8").
+    cluster: coloc.sim.cluster.ClusterSpec.parse text ("v100:64", or heterogeneous "v100:8,p100:4,k80:4";
+    policies try the device types in this order).
     load: the Philly load factor / Poisson offered load; interval_s: seconds between testbed arrival
     groups; NaN where the trace does not use it. predictor_norm / predictor_util: the predictors the
     run reads (after a '~' override of the policy, see :func:`parse_policy`).
