@@ -52,7 +52,7 @@ def test_dry_run_refuses_a_misspelled_section_and_an_unknown_policy_in_one_error
 def test_dry_run_refuses_a_simulation_protocol_the_predictors_stage_does_not_make(tmp_path):
     result = snakemake(tmp_path, {"simulation": {"protocol": "lojo"}}, "-n")
     assert result.returncode != 0
-    assert ("simulation.protocol: 'lojo' is not among predictors.protocols ['random5', 'lofo', 'xdevice']"
+    assert ("simulation.protocol: 'lojo' is not among predictors.protocols ['random5', 'lofo', 'xdevice'"
             in result.stdout + result.stderr)
 
 
