@@ -123,3 +123,9 @@ def test_the_resume_folder_changes_with_the_definition_and_the_inputs(tmp_path):
     assert here != scenarios.resume_folder(tmp_path, "t", "gandiva", spec, SETTINGS, [solo])
     solo.write_bytes(b"two")
     assert here != scenarios.resume_folder(tmp_path, "t", "fifo", spec, SETTINGS, [solo])
+
+
+def test_a_run_config_refuses_a_cluster_that_is_not_a_cluster_text():
+    with pytest.raises(TypeError, match="RunConfig.cluster 2: expected ClusterSpec.parse text such as 'v100:64'"):
+        experiment.RunConfig("t", "fifo", 0, 2, 1.0)
+    assert experiment.RunConfig("t", "fifo", 0, "v100:2,k80:2").cluster_spec().total_gpus == 4

@@ -40,6 +40,10 @@ class RunConfig:
     predictor_norm: str = ""
     predictor_util: str = ""
 
+    def __post_init__(self):
+        if not isinstance(self.cluster, str):
+            raise TypeError(f"RunConfig.cluster {self.cluster!r}: expected ClusterSpec.parse text such as 'v100:64'")
+
     def cluster_spec(self) -> ClusterSpec:
         return ClusterSpec.parse(self.cluster, gpus_per_node=self.gpus_per_node,
                                  max_jobs_per_gpu=self.max_jobs_per_gpu)
