@@ -47,7 +47,7 @@ def test_a_policy_in_a_new_module_is_found_with_no_other_edit(new_policy_module)
     solo, pairs = tables(ABC)
     table = pd.DataFrame({"job_id": range(20), "submit_time": [10.0 * i for i in range(20)], "duration": 100.0,
                           "num_gpus": 1, "workload": "a", "cluster": "c"})
-    config = experiment.RunConfig("t", "zz-probe", 0, 2, 1.0, predictor_norm="hand")
+    config = experiment.RunConfig("t", "zz-probe", 0, "v100:2", 1.0, predictor_norm="hand")
     _, jobs, summary = experiment.run(config, {"source": "philly", "assign": "uniform"}, solo, pairs, table,
                                       predictions(ABC))
     assert len(jobs) == 20 and summary["kind"].iloc[0] == "predictive"
