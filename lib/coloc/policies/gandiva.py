@@ -24,6 +24,7 @@ class Gandiva(Policy):
         super().reset(view)
         self._bad: set[tuple[str, tuple[str, ...]]] = set()
         self._judged: dict[int, frozenset[int]] = {}
+        self._fresh = view.cluster.newly_shared = set()  # shared GPUs whose current set may be unjudged
 
     def schedule(self, view) -> None:
         self._introspect(view)
@@ -44,13 +45,23 @@ class Gandiva(Policy):
         return None if best is None else best[1]
 
     def _introspect(self, view) -> None:
-        cluster, now = view.cluster, view.now
-        for gpu in sorted(cluster.shared_gpus):
+        """Judge, in GPU order, each set of jobs sharing a GPU once it has been observed `observe_s`.
+
+        Only GPUs whose set changed since it was last judged are looked at (`self._fresh`, kept by
+        the cluster): a set already judged is passed over, as are GPUs no longer shared.
+        """
+        cluster, now, fresh = view.cluster, view.now, self._fresh
+        fresh.intersection_update(cluster.shared_gpus)
+        for gpu in sorted(fresh):  # a snapshot, as the set changes while jobs move
             here = list(cluster.residents[gpu])
             ids = frozenset(j.job_id for j in here)
-            if self._judged.get(gpu) == ids or any(now - j.placed_at < self.observe_s for j in here):
+            if self._judged.get(gpu) == ids:
+                fresh.discard(gpu)
+                continue
+            if any(now - j.placed_at < self.observe_s for j in here):
                 continue
             self._judged[gpu] = ids
+            fresh.discard(gpu)
             if sum(view.observed_factor(j) for j in here) >= self.threshold:
                 continue
             device = cluster.gpu_device[gpu]

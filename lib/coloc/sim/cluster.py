@@ -141,6 +141,7 @@ class Cluster:
         self._nodes_by_free = {d: [[] for _ in range(spec.gpus_per_node + 1)] for d in self.devices}
         self.shareable: dict[str, dict[tuple[str, ...], GpuGroup]] = {d: {} for d in self.devices}
         self.shared_gpus: set[int] = set()
+        self.newly_shared: set[int] | None = None  # a policy that sets it to a set gets every GPU whose set of 2+ jobs changes
         self.busy = 0
         self.version = 0  # counts placements and removals: unchanged means the same jobs on the same GPUs
         for device, count in spec.devices:
@@ -256,6 +257,8 @@ class Cluster:
             return
         if len(here) > 1:
             self.shared_gpus.add(gpu)
+            if self.newly_shared is not None:
+                self.newly_shared.add(gpu)
         if len(here) < self.cap and all(j.shareable for j in here):
             sig = self.signature(gpu)
             group = self.shareable[device].get(sig)
