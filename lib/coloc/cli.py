@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 
 import yaml
@@ -65,10 +66,18 @@ def build_parser() -> argparse.ArgumentParser:
     fetch.add_argument("--mirror", default=None,
                        help=f"mirror folder to copy from instead of downloading (${sources.MIRROR_ENV} takes precedence)")
     fetch.set_defaults(run=_fetch)
+    commands.add_parser("probe", add_help=False,
+                        help="measure a new model next to k reference job types, predict it next to every job type "
+                             "(coloc probe --help)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["probe"]:
+        # imported only when it runs: `coloc fetch` (the workflow's download rule) runs this file, and the
+        # rule's code inputs (coloc.modules, which follows import statements) stay this file and sources
+        return importlib.import_module("coloc.probe").main(argv[1:])
     args = build_parser().parse_args(argv)
     return args.run(args)
 

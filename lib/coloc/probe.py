@@ -1,0 +1,201 @@
+"""`coloc probe`: a new model's co-located speed next to every known job type, from k measured probes.
+
+Given a job type of the zoo and a device, and reference tables measured on that device (the solo
+and pairs tables of the profiling stage, or of a user's own source):
+
+1. the k reference co-runners are chosen from the reference pairs by the probe protocols' criterion
+   (:func:`coloc.predict.references.choose_references`);
+2. the profiler (:mod:`coloc.profiler`, real training in worker processes) measures the new job solo,
+   each reference solo, and the new job next to each reference: 1 + 2k measurements per repeat;
+3. a pair predictor is fitted on the reference tables plus the new job's solo row and its k probe pairs,
+   and predicts the new job's normalized throughput next to every job type of the reference tables on
+   that device (and each of those next to it), with the predictor's spread.
+
+The table (:data:`COLUMNS`) goes to CSV and Parquet. The probe pairs carry their measured values
+too (``measured_norm``, ``co_runner_measured_norm``); the predictions there are the fitted model's.
+On a GPU the same code runs (``device="cuda"``); the reference tables must then be measured there.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from coloc import profiler
+from coloc import workloads as zoo
+from coloc.datasets import DataError, load_user, save_table
+from coloc.devices import device_table
+from coloc.features import workloads_table
+from coloc.predict.base import Tables, make_queries
+from coloc.predict.references import choose_references
+from coloc.predict.registry import make_predictor
+
+DEFAULT_PREDICTOR = "completion"  # the pair predictor of the probe protocols' choice (low-rank completion)
+COLUMNS = ["device", "workload", "co_runner", "pred_norm", "pred_std", "co_runner_pred_norm", "co_runner_pred_std",
+           "probe", "measured_norm", "co_runner_measured_norm", "predictor", "k", "references"]
+
+
+class ProbeError(ValueError):
+    """The probe cannot run on these inputs (the message says which and what was expected)."""
+
+
+def reference_tables(solo: pd.DataFrame, pairs: pd.DataFrame, device: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The reference solo and pairs rows of ``device``; ProbeError naming the devices there are."""
+    here_solo, here_pairs = solo[solo["device"] == device], pairs[pairs["device"] == device]
+    if here_solo.empty or here_pairs.empty:
+        raise ProbeError(f"reference tables: no solo or pair row on device {device!r}; they hold "
+                         f"{sorted(set(solo['device']) | set(pairs['device']))}. Measure the reference set on "
+                         f"this device first (the profiling stage, or your own source)")
+    return here_solo.reset_index(drop=True), here_pairs.reset_index(drop=True)
+
+
+def plan(model: str, references, repeats: int = 1, seed: int = 0) -> list[profiler.Measurement]:
+    """The new job solo, each reference solo, the new job next to each reference, per repeat (shuffled)."""
+    sets = [(model,)] + [(r,) for r in references if r != model] + [tuple(sorted((model, r))) for r in references]
+    sets = list(dict.fromkeys(sets))
+    out = []
+    for repeat in range(repeats):
+        order = np.random.default_rng([seed, repeat]).permutation(len(sets))
+        out += [profiler.Measurement(sets[i], repeat) for i in order]
+    return out
+
+
+def measure(model: str, references, log_path, settings: profiler.Settings, repeats: int = 1,
+            progress: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(solo, pairs) of the probe measurements, by the profiler (the log is its resume state)."""
+    records = profiler.run(plan(model, references, repeats, settings.seed), log_path, settings, progress=progress)
+    solo = profiler.solo_table(records)
+    return solo, profiler.pairs_table(records, solo)
+
+
+def predict_new(model: str, device: str, ref_solo: pd.DataFrame, ref_pairs: pd.DataFrame, new_solo: pd.DataFrame,
+                new_pairs: pd.DataFrame, workloads: pd.DataFrame, predictor: str = DEFAULT_PREDICTOR,
+                seed: int = 0, options: dict | None = None) -> pd.DataFrame:
+    """Fit ``predictor`` on the reference tables plus the new job's rows; its predictions next to every job type.
+
+    ``new_solo`` / ``new_pairs``: the probe measurements (device names as in the reference tables);
+    their rows replace the reference rows of the same job types and pairs (measured in the same session,
+    so the probes' normalized throughputs are consistent with their solo throughputs).
+    """
+    keys = ["device", "workload"]
+    solo = pd.concat([ref_solo[keys + ["throughput"]], new_solo[keys + ["throughput"]]]).drop_duplicates(keys, keep="last")
+    pair_keys = ["device", "workload_a", "workload_b"]
+    columns = pair_keys + ["tput_a", "tput_b", "norm_a", "norm_b", "feasible"]
+    pairs = pd.concat([ref_pairs[columns], new_pairs[columns]]).drop_duplicates(pair_keys, keep="last")
+    pairs = pairs.assign(feasible=pairs["feasible"].astype(bool)).reset_index(drop=True)
+    names = sorted(set(solo["workload"]))
+    missing = sorted(set(names) - set(workloads["workload"]))
+    if missing:
+        raise ProbeError(f"workloads table: no feature row for {missing[:5]}; expected rows for every job type")
+    tables = Tables(workloads[workloads["workload"].isin(names)].reset_index(drop=True), solo.reset_index(drop=True),
+                    pairs, device_table([device]))
+    fitted = make_predictor(predictor, seed, **(options or {})).fit(tables)
+    others = sorted(set(ref_solo["workload"]) | {model})
+    forward = fitted.predict(make_queries([device] * len(others), [model] * len(others), [(o,) for o in others]), tables)
+    backward = fitted.predict(make_queries([device] * len(others), others, [(model,) for _ in others]), tables)
+    out = pd.DataFrame({"device": device, "workload": model, "co_runner": others,
+                        "pred_norm": forward["pred_norm"].to_numpy(float), "pred_std": forward["pred_std"].to_numpy(float),
+                        "co_runner_pred_norm": backward["pred_norm"].to_numpy(float),
+                        "co_runner_pred_std": backward["pred_std"].to_numpy(float)})
+    return _with_measured(out, new_pairs, model)
+
+
+def _with_measured(out: pd.DataFrame, new_pairs: pd.DataFrame, model: str) -> pd.DataFrame:
+    """Mark the probe pairs and add their measured normalized throughputs (NaN elsewhere)."""
+    measured, other_measured = {}, {}
+    for row in new_pairs[new_pairs["feasible"].astype(bool)].itertuples(index=False):
+        if row.workload_a == model:
+            measured[row.workload_b], other_measured[row.workload_b] = row.norm_a, row.norm_b
+        if row.workload_b == model:
+            measured[row.workload_a], other_measured[row.workload_a] = row.norm_b, row.norm_a
+    return out.assign(probe=out["co_runner"].isin(measured),
+                      measured_norm=out["co_runner"].map(measured).astype(float),
+                      co_runner_measured_norm=out["co_runner"].map(other_measured).astype(float))
+
+
+def run(model: str, ref_solo: pd.DataFrame, ref_pairs: pd.DataFrame, out_prefix, log_path, k: int = 2,
+        settings: profiler.Settings = profiler.Settings(), repeats: int = 1, predictor: str = DEFAULT_PREDICTOR,
+        workloads: pd.DataFrame | None = None, progress: bool = False) -> pd.DataFrame:
+    """The whole probe of ``model`` on ``settings.device``: references, measurements, predictions, files.
+
+    Writes ``<out_prefix>.csv`` and ``<out_prefix>.parquet``; returns the table (:data:`COLUMNS`).
+    ``workloads``: the features table (default: computed for the job types involved, on the meta device).
+    """
+    if model not in zoo.names():
+        raise ProbeError(f"model {model!r}: expected a job type of the zoo (coloc.workloads.names())")
+    device = profiler.resolve(settings.device, settings.cpus).name
+    solo, pairs = reference_tables(ref_solo, ref_pairs, device)
+    if model in set(solo["workload"]):
+        raise ProbeError(f"model {model!r} is already in the reference tables on {device}: it is not new")
+    references = choose_references(pairs, device, k)
+    if len(references) < k:
+        raise ProbeError(f"device {device}: the reference pairs offer {len(references)} co-runners; asked for k = {k}")
+    new_solo, new_pairs = measure(model, references, log_path, settings, repeats, progress)
+    if model not in set(new_solo["workload"]):
+        raise ProbeError(f"model {model!r}: its solo measurement failed on {device} (see the log {log_path})")
+    if workloads is None:
+        workloads = workloads_table(sorted(set(solo["workload"]) | {model}))
+    table = predict_new(model, device, solo, pairs, new_solo, new_pairs, workloads, predictor, settings.seed)
+    table = table.assign(predictor=predictor, k=k, references=",".join(references))[COLUMNS]
+    save_table(table, Path(f"{out_prefix}.parquet"))
+    table.to_csv(Path(f"{out_prefix}.csv"), index=False)
+    return table
+
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="coloc probe",
+        description="Profile a zoo job type solo and next to k reference co-runners (chosen from the reference "
+                    "pairs) on a device, then write its predicted normalized throughput next to every job type of "
+                    "the reference tables on that device, with the predictor's spread (CSV and Parquet).")
+    parser.add_argument("model", help="job type of the zoo (coloc.workloads.names())")
+    parser.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
+    parser.add_argument("--solo", default="data/processed/profiled/solo.parquet",
+                        help="reference solo table measured on the device (Parquet, or the user CSV format)")
+    parser.add_argument("--pairs", default="data/processed/profiled/pairs.parquet",
+                        help="reference pairs table measured on the device (Parquet, or the user CSV format)")
+    parser.add_argument("--k", type=int, default=2, help="number of probes (reference co-runners)")
+    parser.add_argument("--predictor", default=DEFAULT_PREDICTOR, help="pair predictor (coloc.predict.names('pair'))")
+    parser.add_argument("--out", default="results/probe/probe", help="output prefix: <out>.csv and <out>.parquet")
+    parser.add_argument("--log", default="data/interim/probe/measurements.jsonl",
+                        help="the profiler's append-only measurement log (a rerun reuses its records)")
+    parser.add_argument("--repeats", type=int, default=3, help="rounds of every measurement (tables: medians)")
+    parser.add_argument("--window-s", type=float, default=3.0, help="counted window of each measurement (s)")
+    parser.add_argument("--warmup-s", type=float, default=0.5, help="warm-up before the window (s)")
+    parser.add_argument("--timeout-s", type=float, default=120.0, help="per measurement (s)")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads per job (default: one per core)")
+    parser.add_argument("--seed", type=int, default=0, help="model init, batches, order of measurements")
+    parser.add_argument("--batch-size", type=int, default=None, help=argparse.SUPPRESS)  # tests only
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    return parser
+
+
+def _reference_tables(solo_path: str | None, pairs_path: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The reference tables: the pipeline's Parquet files, or CSV files in the user format (coloc.datasets)."""
+    if str(pairs_path).endswith(".csv"):
+        return load_user(pairs_path, solo_path)
+    if not solo_path:
+        raise ProbeError(f"{pairs_path}: a Parquet pairs table needs its solo table (--solo)")
+    return pd.read_parquet(solo_path), pd.read_parquet(pairs_path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`coloc probe ...`: 0 on success, 1 with the reason on stderr."""
+    args = build_parser().parse_args(argv)
+    try:
+        solo, pairs = _reference_tables(args.solo, args.pairs)
+        settings = profiler.Settings(device=args.device, window_s=args.window_s, warmup_s=args.warmup_s,
+                                     timeout_s=args.timeout_s, threads=args.threads, batch_size=args.batch_size,
+                                     seed=args.seed)
+        table = run(args.model, solo, pairs, args.out, args.log, k=args.k, settings=settings, repeats=args.repeats,
+                    predictor=args.predictor, progress=not args.quiet)
+    except (ProbeError, profiler.ProfilerError, DataError, FileNotFoundError, KeyError) as err:
+        print(f"coloc probe: {err}", file=sys.stderr)
+        return 1
+    print(f"{args.model} on {table['device'].iloc[0]}: probed next to {table['references'].iloc[0]}; predictions "
+          f"next to {len(table)} job types in {args.out}.csv and {args.out}.parquet")
+    return 0
