@@ -102,8 +102,8 @@ def cancel_one_running_simulation(process, log_path: Path, seconds_running: floa
 
 
 def run_summaries(workdir: Path) -> set[Path]:
-    """The per-run summary files of the sweep (not the gathered one)."""
-    return {p for p in (workdir / "results" / "sim").rglob("summary.parquet") if p != workdir / SUMMARY}
+    """The summary files of the sweep's simulate jobs, results/sim/<scenario>/<policy>/summary.parquet."""
+    return set((workdir / "results" / "sim").glob("*/*/summary.parquet"))
 
 
 def comparable(summary: pd.DataFrame) -> pd.DataFrame:

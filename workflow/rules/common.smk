@@ -30,7 +30,7 @@ ENVS = REPO / "workflow" / "envs"
 # The rules' code imports coloc from this checkout's lib/ in any environment (those of workflow/envs hold the
 # third-party packages only); jobs on cluster nodes inherit the variable.
 if os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] != str(REPO / "lib"):
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "lib"), os.environ.get("PYTHONPATH")]))
+    os.environ.update(PYTHONPATH=os.pathsep.join(filter(None, [str(REPO / "lib"), os.environ.get("PYTHONPATH")])))
 # Every rule file appends the final figures and tables it makes; rule all asks for them.
 ALL_OUTPUTS = []
 

@@ -15,12 +15,16 @@ rule download:
         url=source_url,
         sha256=source_sha256,
         mirror=config.get("mirror") or "",  # COLOC_DATA_MIRROR still wins in `coloc fetch`
+    resources:
+        mem_mb=1000,
+        runtime=10,
+        cpus_per_task=1,
     log:
         "logs/download/{file}.log",
     conda:
-        ENV
+        ENVS / "fetch.yaml"
     shell:
-        "coloc fetch --file {wildcards.file:q} --url {params.url:q} --sha256 {params.sha256:q} "
+        "python -m coloc.cli fetch --file {wildcards.file:q} --url {params.url:q} --sha256 {params.sha256:q} "
         "--raw-dir data/raw --mirror={params.mirror:q} 2>&1 | tee {log:q}"
 
 
@@ -40,10 +44,14 @@ rule data_tables:
                             subcategory="Philly trace"),
     params:
         trace=as_yaml({f"trace_{key}": value for key, value in config["trace"].items()}),
+    resources:
+        mem_mb=1000,
+        runtime=15,
+        cpus_per_task=1,
     log:
         notebook="results/notebooks/00_data.ipynb",
     conda:
-        ENV
+        ENVS / "tables.yaml"
     shell:
         "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
         "-p gavel_path {input.gavel:q} -p philly_path {input.philly:q} "

@@ -16,10 +16,14 @@ rule features:
                                category="3 Features"),
     params:
         names=as_yaml({"names": config["features"]["names"]}),
+    resources:
+        mem_mb=2000,
+        runtime=20,
+        cpus_per_task=1,
     log:
         notebook="results/notebooks/02_features.ipynb",
     conda:
-        ENV
+        ENVS / "torch.yaml"
     shell:
         "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
         "-p workloads_path {output.workloads:q} -p flops_figure_path {output.flops_figure:q} "

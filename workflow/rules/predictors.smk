@@ -24,10 +24,13 @@ rule predictors:
     params:
         settings=predictor_settings,
     threads: PRED["workers"]
+    resources:
+        mem_mb=4000,
+        runtime=180,
     log:
         notebook="results/notebooks/03_predictors/{dataset}/{protocol}.ipynb",
     conda:
-        ENV
+        ENVS / "predict.yaml"
     shell:
         "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
         "-p dataset {wildcards.dataset:q} -p protocol {wildcards.protocol:q} "
@@ -55,10 +58,14 @@ rule predictors_summary:
     params:
         settings=as_yaml({"score_paths": predictor_runs("scores"), "util_score_paths": predictor_runs("util_scores"),
                           "targets": PRED["targets"]}),
+    resources:
+        mem_mb=1500,
+        runtime=15,
+        cpus_per_task=1,
     log:
         notebook="results/notebooks/03_predictors_summary.ipynb",
     conda:
-        ENV
+        ENVS / "predict.yaml"
     shell:
         "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
         "-p scores_path {output.scores:q} -p util_scores_path {output.util_scores:q} "
@@ -93,10 +100,14 @@ rule predictors_figures:
             "families": PRED["families"],
             "order": list(PRED["models"]),
         }),
+    resources:
+        mem_mb=3000,
+        runtime=30,
+        cpus_per_task=1,
     log:
         notebook="results/notebooks/03_predictors_figures.ipynb",
     conda:
-        ENV
+        ENVS / "predict.yaml"
     shell:
         "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
         "-p scores_path {input.scores:q} -p profiled_figures_dir {output.profiled:q} -y {params.settings:q}"

@@ -21,10 +21,14 @@ rule profiling:
         measurement_log=config["profiling"]["log"],
         settings=as_yaml({key: value for key, value in config["profiling"].items() if key != "log"}),
     threads: workflow.resource_settings.cores or 1  # --cores; unset under a cluster executor (slurm_extra below)
+    resources:
+        mem_mb=8000,
+        runtime=90,
+        slurm_extra="--exclusive",
     log:
         notebook="results/notebooks/01_profiling.ipynb",
     conda:
-        ENV
+        ENVS / "torch.yaml"
     shell:
         "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
         "-p log_path {params.measurement_log:q} -p solo_path {output.solo:q} -p pairs_path {output.pairs:q} "

@@ -24,10 +24,14 @@ rule simulate:
         trace=sim_trace_path,
         settings=SIM_SETTINGS,
         work_dir=f"{SIM_DIR}/runs",  # finished runs, kept while the rule runs (resume); removed when it succeeds
+    resources:
+        mem_mb=2000,
+        runtime=60,
+        cpus_per_task=1,
     log:
         notebook="results/notebooks/04_simulation/{scenario}/{policy}.ipynb",
     conda:
-        ENV
+        ENVS / "sim.yaml"
     shell:
         "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
         "-p scenario {wildcards.scenario:q} -p policy {wildcards.policy:q} "
@@ -53,10 +57,14 @@ rule simulation_summary:
     params:
         paths=as_yaml({"summary_paths": sim_runs("summary"), "jobs_paths": sim_runs("jobs"),
                        "utilization_paths": sim_runs("utilization")}),
+    resources:
+        mem_mb=6000,
+        runtime=30,
+        cpus_per_task=1,
     log:
         notebook="results/notebooks/04_simulation_summary.ipynb",
     conda:
-        ENV
+        ENVS / "sim.yaml"
     shell:
         "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
         "-p summary_out {output.summary:q} -p summary_csv_out {output.csv:q} -p jobs_out {output.jobs:q} "
@@ -76,10 +84,14 @@ rule simulation_figures:
     params:
         settings=as_yaml({"scenarios": SIM["scenarios"],
                           "headlines": {s: SIM["scenario_specs"][s]["headline"] for s in SIM["scenarios"]}}),
+    resources:
+        mem_mb=6000,
+        runtime=30,
+        cpus_per_task=1,
     log:
         notebook="results/notebooks/04_simulation_figures.ipynb",
     conda:
-        ENV
+        ENVS / "tables.yaml"
     shell:
         "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
         "-p summary_path {input.summary:q} -p jobs_path {input.jobs:q} -p utilization_path {input.utilization:q} "
