@@ -27,7 +27,7 @@ from coloc.policies.coloc import Coloc
 class ColocProbe(Coloc):
     """coloc; a job of a family in `new_families` first runs `probes` probes of `probe_s` seconds."""
 
-    def __init__(self, probes: int = 2, probe_s: float = 60.0, new_families=(), **params):
+    def __init__(self, probes: int = 2, probe_s: float = 30.0, new_families=(), **params):
         super().__init__(**params)
         if isinstance(probes, bool) or not isinstance(probes, int) or probes < 0:
             raise ValueError(f"policy coloc-probe: probes={probes!r}; expected a whole number >= 0")
