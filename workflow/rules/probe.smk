@@ -44,8 +44,10 @@ if PROBING:
             code=code_of(NOTEBOOKS / "04_probe_figures.ipynb"),
             summary=rules.probe_simulation.output.summary,
         output:
-            figure="figures/sim/probe_jct_against_k.png",
-            table="results/sim/probe/jct_against_k.csv",
+            figure=report("figures/sim/probe_jct_against_k.png", caption="../report/sim_probe.rst",
+                          category="6 Simulation", subcategory=PROBING["scenario"]),
+            table=report("results/sim/probe/jct_against_k.csv", caption="../report/sim_probe.rst",
+                         category="6 Simulation", subcategory=PROBING["scenario"]),
         params:
             settings=as_yaml({"headline": PROBE_SPEC["headline"]}),
         log:
