@@ -27,10 +27,13 @@ rule ablation:
             "families": PRED["families"],
         }),
     threads: PRED["workers"]
+    resources:
+        mem_mb=4000,
+        runtime=180,
     log:
         notebook="results/notebooks/03_ablation.ipynb",
     conda:
-        ENV
+        ENVS / "predict.yaml"
     shell:
         "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
         "-p workloads_path {input.workloads:q} -p solo_path {input.solo:q} -p pairs_path {input.pairs:q} "

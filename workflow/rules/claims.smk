@@ -19,6 +19,10 @@ rule claims:
         settings=as_yaml({"headlines": {name: float(spec["headline"])
                                         for name, spec in config["simulation"]["scenario_specs"].items()
                                         if name in config["simulation"]["scenarios"]}}),
+    resources:
+        mem_mb=2000,
+        runtime=15,
+        cpus_per_task=1,
     log:
         notebook="results/notebooks/06_claims.ipynb",
     conda:

@@ -27,10 +27,14 @@ rule resources:
             "protocols": RESOURCES["protocols"], "seeds": RESOURCES["seeds"], "folds": PRED["folds"],
             "options": RESOURCES["options"],
         }),
+    resources:
+        mem_mb=4000,
+        runtime=60,
+        cpus_per_task=1,
     log:
         notebook="results/notebooks/03_resources.ipynb",
     conda:
-        ENV
+        ENVS / "predict.yaml"
     shell:
         "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
         "-p workloads_path {input.workloads:q} -p predictions_path {output.predictions:q} "

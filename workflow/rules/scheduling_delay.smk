@@ -34,10 +34,14 @@ rule scheduling_delay:
                       category="7 Scheduling delay"),
     params:
         settings=DELAY_SETTINGS,
+    resources:
+        mem_mb=2000,
+        runtime=30,
+        cpus_per_task=1,
     log:
         notebook="results/notebooks/05_scheduling_delay.ipynb",
     conda:
-        ENV
+        ENVS / "tables.yaml"
     shell:
         "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
         "-p solo_path {input.solo:q} -p pairs_path {input.pairs:q} "
