@@ -291,5 +291,16 @@ class Cluster:
                     raise CapacityError(f"job {job.job_id} sits on GPU {gpu} but records GPUs {job.gpus}")
         if free != self.free_count:
             raise CapacityError(f"idle counts {self.free_count} differ from a recount {free}")
+        for device, buckets in self._nodes_by_free.items():
+            for count, nodes in enumerate(buckets):
+                if nodes != sorted(set(nodes)) or any(len(self.node_free[n]) != count for n in nodes):
+                    raise CapacityError(f"{device} nodes listed with {count} idle GPUs, {nodes[:5]}..., are not "
+                                        f"sorted or hold another number")
+        for device, groups in self.shareable.items():
+            for sig, group in groups.items():
+                gpus = list(group)
+                if gpus != sorted(set(gpus)) or any(self.signature(g) != sig or len(sig) >= self.cap for g in gpus):
+                    raise CapacityError(f"{device} GPUs indexed as holding {sig}, {gpus[:5]}..., are not sorted or "
+                                        f"hold other jobs")
         if self.busy != self.num_gpus - sum(free.values()):
             raise CapacityError(f"busy count {self.busy} differs from a recount")
