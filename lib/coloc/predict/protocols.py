@@ -269,7 +269,8 @@ class UtilFold:
 
 
 def util_folds(tables: Tables, protocol: str, seed: int = 0, k: int = 5) -> list[UtilFold]:
-    """Folds over solo rows for out-of-fold per-job (utilization) predictions."""
+    """Folds over solo rows for out-of-fold per-job (utilization) predictions; a fold's training tables hold
+    the pairs of its training jobs among themselves on its training devices."""
     solo = tables.solo.reset_index(drop=True)
     if protocol == "random5":
         names = sorted(solo["workload"].unique())
@@ -292,7 +293,9 @@ def util_folds(tables: Tables, protocol: str, seed: int = 0, k: int = 5) -> list
     out = []
     for i, (name, members) in enumerate(groups):
         test = held.isin(members)
-        train = tables.subset(tables.pairs.iloc[:0], workloads=sorted(set(solo.loc[~test, "workload"])),
+        # the training jobs' pairs among themselves on the training devices (horus-implied learns from them);
+        # no pair of a held-out job or device reaches the fit
+        train = tables.subset(tables.pairs, workloads=sorted(set(solo.loc[~test, "workload"])),
                               devices=sorted(set(solo.loc[~test, "device"])))
         train = Tables(train.workloads, solo[~test].reset_index(drop=True), train.pairs, train.devices)
         out.append(UtilFold(protocol, i, name, train, solo[test].reset_index(drop=True)))
