@@ -35,7 +35,7 @@ rule simulate:
     shell:
         "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
         "-p scenario {wildcards.scenario:q} -p policy {wildcards.policy:q} "
-        "-p solo_path {input.solo:q} -p pairs_path {input.pairs:q} -p trace_path {params.trace:q} "
+        "-p solo_path {input.solo:q} -p pairs_path {input.pairs:q} -y {params.trace:q} "
         "-p work_dir {params.work_dir:q} "
         "-p summary_out {output.summary:q} -p jobs_out {output.jobs:q} -p utilization_out {output.utilization:q} "
         "-y {params.spec:q} -y {params.predictions:q} -y {params.settings:q}"

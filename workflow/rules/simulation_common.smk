@@ -35,7 +35,8 @@ def sim_trace_input(wildcards):
 
 
 def sim_trace_path(wildcards):
-    return sim_trace_input(wildcards).get("trace", "")
+    """The trace table parameter as YAML: an empty path on the command line would vanish (papermill -p needs a value)."""
+    return as_yaml({"trace_path": sim_trace_input(wildcards).get("trace", "")})
 
 
 def sim_scenario_spec(wildcards):
