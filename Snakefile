@@ -18,6 +18,7 @@ include: "workflow/rules/user_data.smk"
 include: "workflow/rules/resources.smk"
 include: "workflow/rules/ablation.smk"
 include: "workflow/rules/simulation.smk"
+include: "workflow/rules/probe.smk"
 include: "workflow/rules/scheduling_delay.smk"
 include: "workflow/rules/claims.smk"
 
