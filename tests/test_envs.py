@@ -45,9 +45,11 @@ def rules() -> dict[str, str]:
     """rule name -> the text of its block, for every rule of the workflow that runs a command."""
     out = {}
     for path in RULE_FILES:
-        for match in re.finditer(r"^rule (\w+):\n((?:[ \t]+.*\n|\n)*)", path.read_text(), re.MULTILINE):
-            if re.search(r"^\s+(shell|script|run|notebook):", match.group(2), re.MULTILINE):
-                out[match.group(1)] = match.group(2)
+        # a rule at the top level or inside an `if` (its body is indented deeper than its `rule` line)
+        for match in re.finditer(r"^(?P<indent>[ \t]*)rule (?P<name>\w+):\n(?P<body>(?:(?P=indent)[ \t]+.*\n|\n)*)",
+                                 path.read_text(), re.MULTILINE):
+            if re.search(r"^\s+(shell|script|run|notebook):", match.group("body"), re.MULTILINE):
+                out[match.group("name")] = match.group("body")
     return out
 
 
@@ -152,9 +154,9 @@ def test_envs_are_smaller_than_the_development_environment():
 @pytest.mark.parametrize("rule", sorted(rules()))
 def test_rule_declares_cluster_resources(rule):
     body = rules()[rule]
-    block = re.search(r"^\s+resources:\n((?:\s{8,}.*\n)+)", body, re.MULTILINE)
+    block = re.search(r"^(?P<indent>[ \t]+)resources:\n(?P<lines>(?:(?P=indent)[ \t]+.*\n)+)", body, re.MULTILINE)
     assert block, f"rule {rule} declares no resources"
-    keys = set(re.findall(r"^\s+(\w+)=", block.group(1), re.MULTILINE))
+    keys = set(re.findall(r"^\s+(\w+)=", block.group("lines"), re.MULTILINE))
     assert {"mem_mb", "runtime"} <= keys, f"rule {rule}: resources {sorted(keys)}"
     assert "cpus_per_task" in keys or re.search(r"^\s+threads:", body, re.MULTILINE), \
         f"rule {rule}: neither cpus_per_task nor threads"

@@ -23,7 +23,6 @@ validate(config, str(SCHEMA))
 # A raw file already there must still be its source's: Snakemake fetches nothing that exists.
 check_fetched(sources_from_config(config), "data/raw")
 NOTEBOOKS = REPO / "notebooks"
-ENV = REPO / "environment.yml"
 # Each rule's conda environment for --sdm conda: small, one per kind of step, pinned as requirements.txt pins
 # (tests/test_envs.py checks the pins and that each holds what its rule's code imports).
 ENVS = REPO / "workflow" / "envs"

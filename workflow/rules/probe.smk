@@ -29,10 +29,14 @@ if PROBING:
             settings=as_yaml({"scenario": PROBING["scenario"], "scenario_spec": PROBE_SPEC, "probe_paths": PROBE_FILES,
                               **{key: PROBING[key] for key in ("new_families", "new_share", "probes", "probe_s",
                                                                 "predictor", "seen_protocol")}, **SIM_SHARED}),
+        resources:
+            mem_mb=4000,
+            runtime=60,
+            cpus_per_task=1,
         log:
             notebook="results/notebooks/04_probe.ipynb",
         conda:
-            ENV
+            ENVS / "predict.yaml"
         shell:
             "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
             "-p solo_path {input.solo:q} -p pairs_path {input.pairs:q} -p seen_path {input.seen:q} "
@@ -50,10 +54,14 @@ if PROBING:
                          category="6 Simulation", subcategory=PROBING["scenario"]),
         params:
             settings=as_yaml({"headline": PROBE_SPEC["headline"]}),
+        resources:
+            mem_mb=2000,
+            runtime=15,
+            cpus_per_task=1,
         log:
             notebook="results/notebooks/04_probe_figures.ipynb",
         conda:
-            ENV
+            ENVS / "predict.yaml"
         shell:
             "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
             "-p summary_path {input.summary:q} -p figure_out {output.figure:q} -p table_out {output.table:q} "

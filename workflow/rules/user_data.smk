@@ -32,10 +32,14 @@ if USER_SOURCES:
             name="|".join(USER_SOURCES),
         params:
             solo=user_solo_param,
+        resources:
+            mem_mb=1000,
+            runtime=10,
+            cpus_per_task=1,
         log:
             notebook="results/notebooks/00_user_data/{name}.ipynb",
         conda:
-            ENV
+            ENVS / "sim.yaml"
         shell:
             "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . -p name {wildcards.name:q} "
             "-p pairs_csv {input.pairs:q} -p solo_csv {params.solo:q} "
