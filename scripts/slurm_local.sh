@@ -31,7 +31,7 @@ install_packages() {
 }
 
 write_conf() {
-    if [[ -f $CONF ]] && ! grep -qxF "$MARKER" "$CONF"; then
+    if [[ -f $CONF ]] && [[ "$(head -n 1 "$CONF")" != "$MARKER"* ]]; then
         die "$CONF exists and was not written by this script; refusing to overwrite a real cluster's config"
     fi
     local cpus mem_mb
