@@ -87,6 +87,17 @@ def test_the_sweep_shows_fifos_busy_share_against_the_contended_line():
     plt.close(fig)
 
 
+def test_the_sweep_leaves_out_runs_whose_busy_share_is_undefined():
+    """Every job starting at once leaves an empty window (busy_share NaN): such runs are left out, not an error."""
+    table = summary_table()
+    table.loc[(table["policy"] == "fifo") & (table["point"] == 1.0), "busy_share"] = np.nan
+    table.loc[(table["policy"] == "fifo") & (table["point"] == 2.0) & (table["seed"] == 0), "busy_share"] = np.nan
+    fig = ps.sweep(table)
+    means = [line for line in fig.axes[-1].get_lines() if line.get_label() == "fifo"][0]
+    assert list(means.get_xdata()) == [2.0] and list(means.get_ydata()) == pytest.approx([0.9])  # seed 1 only
+    plt.close(fig)
+
+
 def test_utilization_counts_a_finished_run_as_idle_in_the_mean_over_seeds():
     curves = ps._mean_over_seeds(utilization_table())
     fifo = curves[curves["policy"] == "fifo"]

@@ -263,7 +263,11 @@ def sweep(summary: pd.DataFrame, metrics=tuple(SWEEP_METRICS), title: str = "") 
 def _line_with_interval(ax, rows: pd.DataFrame, metric: str, scale: float, colour, name: str, oracle: bool,
                         shift: float = 0.0):
     """Mean over seeds per sweep point, whiskers its 95% interval; `shift` moves the whiskers sideways
-    (a share of the swept range) so that policies' whiskers do not hide each other."""
+    (a share of the swept range) so that policies' whiskers do not hide each other. A metric undefined in a run
+    (NaN, e.g. the busy share when every job started at once) leaves that run out; a point without any is not drawn."""
+    rows = rows[np.isfinite(rows[metric].to_numpy(dtype=float))]
+    if rows.empty:
+        return
     points = np.array(sorted(rows["point"].unique()), dtype=float)
     stats = [mean_ci(rows.loc[rows["point"] == p, metric] / scale) for p in points]
     mean = np.array([s[0] for s in stats])
