@@ -7,6 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from coloc import datasets
+
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "gpu_dataset.py"
 TYPES = ["resnet18-cifar10-b16", "squeezenet-cifar10-b32"]
 
@@ -25,6 +27,9 @@ def test_writes_tables_and_provenance_then_resumes_without_measuring_again(tmp_p
     # every pair, the self-pairs included, with both jobs' normalized throughput
     assert len(pairs) == 3 and pairs[["norm_a", "norm_b"]].notna().all().all()
     assert pd.read_csv(tmp_path / "pairs.csv")["workload_a"].tolist() == pairs["workload_a"].tolist()
+    # the CSV tables are a user data source of the pipeline as they are (config datasets.user)
+    user_solo, user_pairs = datasets.load_user(tmp_path / "pairs.csv", tmp_path / "solo.csv")
+    assert len(user_pairs) == 3 and sorted(user_solo["workload"]) == TYPES
     provenance = json.loads((tmp_path / "provenance.json").read_text())
     assert provenance["device"] == solo["device"].iloc[0] and provenance["torch"].startswith("2.13.0")
     assert provenance["rounds_done"] == 1 and provenance["measurements_planned"] == 5
