@@ -1,4 +1,9 @@
 """`coloc probe` (issue 13, item 5): a new job type measured next to k references on the CPU, predicted next to all."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -12,12 +17,28 @@ TINY = profiler.Settings(device="cpu", threads=1, warmup_s=0.0, warmup_iters=1, 
                          timeout_s=60.0, batch_size=1, sample_interval_s=0.05)
 
 
-@pytest.mark.slow
-def test_coloc_probe_on_the_cpu_against_a_small_reference_set(tmp_path):
-    records = profiler.run(profiler.plan(REFERENCE_SET, shuffle=False), tmp_path / "ref.jsonl", TINY, progress=False)
+USER_MODEL = "user_models.tiny:make"  # tests/user_models/tiny.py, importable with tests/ on PYTHONPATH
+TESTS = Path(__file__).resolve().parent
+FLAGS = ["--device", "cpu", "--k", "2", "--repeats", "1", "--window-s", "0.3", "--warmup-s", "0", "--threads", "1",
+         "--batch-size", "1", "--quiet"]
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The small reference set measured on this CPU: (solo, pairs, folder with solo.parquet and pairs.parquet)."""
+    folder = tmp_path_factory.mktemp("reference")
+    records = profiler.run(profiler.plan(REFERENCE_SET, shuffle=False), folder / "ref.jsonl", TINY, progress=False)
     solo, pairs = profiler.solo_table(records), profiler.pairs_table(records)
-    solo.to_parquet(tmp_path / "solo.parquet")
-    pairs.to_parquet(tmp_path / "pairs.parquet")
+    solo.to_parquet(folder / "solo.parquet")
+    pairs.to_parquet(folder / "pairs.parquet")
+    return solo, pairs, folder
+
+
+@pytest.mark.slow
+def test_coloc_probe_on_the_cpu_against_a_small_reference_set(tmp_path, reference):
+    solo, pairs, folder = reference
+    (tmp_path / "solo.parquet").write_bytes((folder / "solo.parquet").read_bytes())
+    (tmp_path / "pairs.parquet").write_bytes((folder / "pairs.parquet").read_bytes())
     out = tmp_path / "out" / "lm.v1"  # a dot in the prefix stays
     code = cli.main(["probe", NEW, "--device", "cpu", "--solo", str(tmp_path / "solo.parquet"),
                      "--pairs", str(tmp_path / "pairs.parquet"), "--k", "2", "--out", str(out),
@@ -41,6 +62,58 @@ def test_coloc_probe_on_the_cpu_against_a_small_reference_set(tmp_path):
     # the probe log holds the new job solo, each reference solo, and the new job next to each reference
     logged = {tuple(r["workloads"]) for r in profiler.read_log(tmp_path / "probe.jsonl")}
     assert logged == {(NEW,)} | {(r,) for r in references} | {tuple(sorted((NEW, r))) for r in references}
+
+
+@pytest.mark.slow
+def test_coloc_probe_of_a_users_own_model_by_its_import_path(tmp_path, reference):
+    """`coloc probe package.module:function` as a user runs it: a new process, the module on PYTHONPATH."""
+    solo, pairs, folder = reference
+    out, log = tmp_path / "mine", tmp_path / "probe.jsonl"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
+    command = [sys.executable, "-m", "coloc.cli", "probe", USER_MODEL, "--solo", str(folder / "solo.parquet"),
+               "--pairs", str(folder / "pairs.parquet"), "--out", str(out), "--log", str(log), *FLAGS]
+    done = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    device = solo["device"].iloc[0]
+    references = choose_references(pairs, device, 2)
+    assert done.stdout.startswith(f"{USER_MODEL} on {device}: probed next to {','.join(references)}")
+    table = pd.read_parquet(f"{out}.parquet")
+    assert pd.read_csv(f"{out}.csv")["co_runner"].tolist() == table["co_runner"].tolist()
+    # one row per job type of the reference set, and the model next to itself; the path is the model's name
+    assert sorted(table["co_runner"]) == sorted(REFERENCE_SET + [USER_MODEL])
+    assert (table["workload"] == USER_MODEL).all() and (table["device"] == device).all()
+    probes = table[table["probe"]]
+    assert sorted(probes["co_runner"]) == sorted(references)
+    assert (probes["measured_norm"] > 0).all() and (probes["co_runner_measured_norm"] > 0).all()
+    assert table.loc[~table["probe"], "measured_norm"].isna().all()
+    assert np.isfinite(table[["pred_norm", "co_runner_pred_norm"]]).all().all() and (table["pred_std"] > 0).all()
+    # the profiler's worker processes imported and trained the user's model: its solo and probe records
+    records = profiler.read_log(log)
+    logged = {tuple(r["workloads"]) for r in records}
+    assert logged == {(USER_MODEL,)} | {(r,) for r in references} | {tuple(sorted((USER_MODEL, r))) for r in references}
+    mine = profiler.solo_table(records).set_index("workload").loc[USER_MODEL]
+    assert mine["device"] == device and mine["throughput"] > 0
+
+
+def test_a_users_model_that_cannot_be_had_is_refused_before_measuring(tmp_path, capsys):
+    """Bad path, missing function, wrong return: a message naming the path, and nothing measured."""
+    base = ["--device", "cpu", "--solo", str(tmp_path / "solo.parquet"), "--log", str(tmp_path / "log.jsonl"),
+            "--out", str(tmp_path / "out")]
+    pd.DataFrame({"device": ["cpu"], "workload": ["a"], "throughput": [1.0]}).to_parquet(tmp_path / "solo.parquet")
+    pd.DataFrame({"device": ["cpu"], "workload_a": ["a"], "workload_b": ["a"], "tput_a": [0.5], "tput_b": [0.5],
+                  "norm_a": [0.5], "norm_b": [0.5], "feasible": [True]}).to_parquet(tmp_path / "pairs.parquet")
+    base += ["--pairs", str(tmp_path / "pairs.parquet")]
+    cases = {"user_models.absent:make": "user model 'user_models.absent:make': cannot import module "
+                                        "'user_models.absent' (ModuleNotFoundError",
+             "user_models.tiny:missing": "user model 'user_models.tiny:missing': module 'user_models.tiny' (",
+             "user_models.tiny:wrong_return": "user model 'user_models.tiny:wrong_return': returned a Linear; "
+                                              "expected (model, batch) or (model, batch, loss_fn)",
+             "my-model": "model 'my-model': expected a job type of the zoo (coloc.workloads.names()) or your own "
+                         "model's import path package.module:function"}
+    for model, message in cases.items():
+        assert cli.main(["probe", model, *base]) == 1
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "log.jsonl").exists() and not (tmp_path / "out.csv").exists()
 
 
 def test_a_model_outside_the_zoo_and_a_device_without_references_are_refused(tmp_path, capsys):

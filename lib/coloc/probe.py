@@ -1,6 +1,6 @@
 """`coloc probe`: a new model's co-located speed next to every known job type, from k measured probes.
 
-Given a job type of the zoo and a device, and reference tables measured on that device (the solo
+Given a new model and a device, and reference tables measured on that device (the solo
 and pairs tables of the profiling stage, or of a user's own source):
 
 1. the k reference co-runners are chosen from the reference pairs by the probe protocols' criterion
@@ -14,6 +14,12 @@ and pairs tables of the profiling stage, or of a user's own source):
 The table (:data:`COLUMNS`) goes to CSV and Parquet. The probe pairs carry their measured values
 too (``measured_norm``, ``co_runner_measured_norm``); the predictions there are the fitted model's.
 On a GPU the same code runs (``device="cuda"``); the reference tables must then be measured there.
+
+The new model is a job type of the zoo, or a user's own model: the import path ``package.module:function``
+of a function returning ``(model, batch)`` or ``(model, batch, loss_fn)`` (:mod:`coloc.workloads.user`:
+the default loss, the optimizer, what the batch may be). Its module must be importable (on PYTHONPATH
+or installed); the function is checked on the meta device before anything is measured, and the path is
+the model's name in the log and the tables.
 """
 from __future__ import annotations
 
@@ -32,6 +38,7 @@ from coloc.features import workloads_table
 from coloc.predict.base import Tables, make_queries
 from coloc.predict.references import choose_references
 from coloc.predict.registry import make_predictor
+from coloc.profiler.sweep import check as check_job_types
 
 DEFAULT_PREDICTOR = "completion"  # the pair predictor of the probe protocols' choice (low-rank completion)
 COLUMNS = ["device", "workload", "co_runner", "pred_norm", "pred_std", "co_runner_pred_norm", "co_runner_pred_std",
@@ -124,8 +131,10 @@ def run(model: str, ref_solo: pd.DataFrame, ref_pairs: pd.DataFrame, out_prefix,
     Writes ``<out_prefix>.csv`` and ``<out_prefix>.parquet``; returns the table (:data:`COLUMNS`).
     ``workloads``: the features table (default: computed for the job types involved, on the meta device).
     """
-    if model not in zoo.names():
-        raise ProbeError(f"model {model!r}: expected a job type of the zoo (coloc.workloads.names())")
+    if not zoo.known(model):
+        raise ProbeError(f"model {model!r}: expected a job type of the zoo (coloc.workloads.names()) or your own "
+                         f"model's import path {zoo.user.FORM}")
+    check_job_types([model])  # a user model: imported, built and its loss computed on the meta device
     device = profiler.resolve(settings.device, settings.cpus).name
     solo, pairs = reference_tables(ref_solo, ref_pairs, device)
     if model in set(solo["workload"]):
@@ -149,10 +158,13 @@ def run(model: str, ref_solo: pd.DataFrame, ref_pairs: pd.DataFrame, out_prefix,
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="coloc probe",
-        description="Profile a zoo job type solo and next to k reference co-runners (chosen from the reference "
-                    "pairs) on a device, then write its predicted normalized throughput next to every job type of "
+        description="Profile a new model (a zoo job type, or your own: package.module:function returning "
+                    "(model, batch), its module on PYTHONPATH) solo and next to k reference co-runners (chosen from "
+                    "the reference pairs) on a device, then write its predicted normalized throughput next to every job type of "
                     "the reference tables on that device, with the predictor's spread (CSV and Parquet).")
-    parser.add_argument("model", help="job type of the zoo (coloc.workloads.names())")
+    parser.add_argument("model", help="job type of the zoo (coloc.workloads.names()), or the import path "
+                                      "package.module:function of a function returning (model, batch) or "
+                                      "(model, batch, loss_fn); its module must be on PYTHONPATH or installed")
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
     parser.add_argument("--solo", default="data/processed/profiled/solo.parquet",
                         help="reference solo table measured on the device (Parquet, or the user CSV format)")

@@ -94,17 +94,21 @@ class Measurement:
 def plan(names, repeats: int = 1, set_sizes=(2,), seed: int = 0, shuffle: bool = True) -> list[Measurement]:
     """Every job type solo and every multiset of each size in ``set_sizes`` (self-pairs included), per repeat.
 
+    A job type is a zoo name or a user model's import path (:mod:`coloc.workloads.user`; the worker
+    imports it, so it must be on PYTHONPATH or installed).
+
     Repeats run round by round (all of round 0, then round 1, ...); within a round the order is
     shuffled with a generator derived from (seed, round), so slow drift of the machine's load
     spreads over all measurements instead of biasing some.
     """
     names = list(names)
-    known = set(workloads.names())
-    unknown = [n for n in names if n not in known]
+    unknown = [n for n in names if not workloads.known(n)]
     if unknown or not names:
-        raise ProfilerError(f"job types {unknown or names}: expected names from coloc.workloads.names()")
+        raise ProfilerError(f"job types {unknown or names}: expected names from coloc.workloads.names(), or user "
+                            f"models' import paths {workloads.user.FORM}")
     if len(set(names)) != len(names):
         raise ProfilerError(f"job types {names}: each may appear once")
+    check(names)
     set_sizes = sorted(set(int(k) for k in set_sizes))
     if repeats < 1 or any(k < 2 for k in set_sizes):
         raise ProfilerError(f"repeats {repeats}, set_sizes {set_sizes}: expected repeats >= 1 and sizes >= 2")
@@ -116,6 +120,18 @@ def plan(names, repeats: int = 1, set_sizes=(2,), seed: int = 0, shuffle: bool =
         order = np.random.default_rng([seed, repeat]).permutation(len(sets)) if shuffle else range(len(sets))
         out += [Measurement(sets[i], repeat) for i in order]
     return out
+
+
+def check(names) -> None:
+    """Import and build every user model among ``names`` on the meta device, computing its loss: a
+    ProfilerError naming the path when its module, its function or what it returns is not as expected
+    (:mod:`coloc.workloads.user`), before anything is measured. Zoo names are left to :func:`plan`."""
+    for name in names:
+        if workloads.user.is_path(name):
+            try:
+                workloads.check(name)
+            except workloads.user.UserModelError as err:
+                raise ProfilerError(str(err)) from err
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,8 @@ The parent (:mod:`coloc.profiler.sweep`) talks to a worker over a multiprocessin
 * the parent decides when every window has lasted long enough, takes each worker's last report
   as its window's end (so every counted step ran while the other jobs were training) and kills
   the workers;
+* a user model's job type (``package.module:function``, :mod:`coloc.workloads.user`) is imported
+  here, from the ``sys.path`` the fork server took from the sweep's process (PYTHONPATH included);
 * on any exception the worker sends ``{"event": "error", ...}`` and exits with status 1.
 
 A worker leaves its parent's process group (``os.setpgid``); a thread kills that group once

@@ -1,8 +1,10 @@
 """The workload zoo: pure-torch models for every job type, behind one registry.
 
-A job type id is ``<family>-<dataset>-b<batch>``, e.g. ``resnet50-imagenet-b64``.
-``build`` returns a :class:`Job` that runs real training steps; on the meta device it
-allocates nothing, which is what :mod:`coloc.features` uses.
+A job type id is ``<family>-<dataset>-b<batch>``, e.g. ``resnet50-imagenet-b64``, or a user's own
+model named by its import path ``package.module:function`` (:mod:`coloc.workloads.user`: the function
+returns the model and its batch; the path is the job type's name and family). ``build`` returns a
+:class:`Job` that runs real training steps; on the meta device it allocates nothing, which is what
+:mod:`coloc.features` uses.
 """
 from __future__ import annotations
 
@@ -15,21 +17,25 @@ import numpy as np
 import torch
 from torch import nn
 
+from . import user
 from .catalog import ENTRIES, Entry
 from .recipe import Recipe, TensorSpec, materialize
 
-__all__ = ["WorkloadSpec", "Job", "names", "gavel_names", "spec", "build", "recipe", "entry"]
+__all__ = ["WorkloadSpec", "Job", "names", "gavel_names", "known", "check", "spec", "build", "recipe", "entry"]
 
 
 @dataclass(frozen=True)
 class WorkloadSpec:
-    """What a job type id says: family, dataset, task and batch size."""
+    """What a job type id says: family, dataset, task and batch size.
+
+    A user's model: family is its import path, dataset and task "user", batch size None until built.
+    """
 
     name: str
     family: str
     dataset: str
     task: str
-    batch_size: int
+    batch_size: int | None
 
 
 @lru_cache(maxsize=1)
@@ -47,6 +53,29 @@ def gavel_names() -> list[str]:
     return sorted(n for n in _catalog_names() if entry(n).source == "gavel")
 
 
+def known(name: str) -> bool:
+    """Whether ``name`` is a job type of the zoo or has the form of a user model's import path."""
+    return name in _catalog_names() or user.is_path(name)
+
+
+def check(name: str) -> None:
+    """Fail early on a name that cannot be built: KeyError for an unknown zoo name; for a user model,
+    user.UserModelError naming the path (import, function, what it returns, its loss), built on the meta device."""
+    if not user.is_path(name):
+        entry(name)
+        return
+    job = build(name, device="meta")
+    try:
+        loss = job.loss(job.model, job.batch)
+    except Exception as err:  # noqa: BLE001 - the user's code: any failure is reported with the path
+        raise user.error(f"user model {name!r}: forward and loss failed on the meta device "
+                         f"({type(err).__name__}: {err})") from err
+    if not isinstance(loss, torch.Tensor) or loss.numel() != 1 or not loss.requires_grad:
+        raise user.error(f"user model {name!r}: the loss is {user.describe(loss)}"
+                         f"{f' of shape {tuple(loss.shape)}' if isinstance(loss, torch.Tensor) else ''}; expected a "
+                         "scalar tensor that requires grad (depends on the model's parameters)")
+
+
 def _parse(name: str) -> tuple[str, str, int] | None:
     family, _, rest = name.partition("-")
     dataset, _, batch = rest.rpartition("-b")
@@ -58,7 +87,8 @@ def _parse(name: str) -> tuple[str, str, int] | None:
 def _unknown(name: str) -> KeyError:
     close = difflib.get_close_matches(name, _catalog_names(), n=5, cutoff=0.6)
     hint = f"close matches: {', '.join(close)}" if close else "see coloc.workloads.names()"
-    return KeyError(f"unknown job type {name!r} (expected <family>-<dataset>-b<batch>); {hint}")
+    return KeyError(f"unknown job type {name!r} (expected <family>-<dataset>-b<batch>, or a user model's import "
+                    f"path {user.FORM}); {hint}")
 
 
 def entry(name: str) -> Entry:
@@ -78,7 +108,9 @@ def recipe(name: str, reduced: bool = False) -> Recipe:
 
 
 def spec(name: str) -> WorkloadSpec:
-    """Parse and validate a job type id."""
+    """Parse and validate a job type id (a user model's path: its form only)."""
+    if user.is_path(name):
+        return WorkloadSpec(name, name, "user", "user", None)
     e = entry(name)
     return WorkloadSpec(name, e.family, e.dataset, e.recipe(False).task, _parse(name)[2])
 
@@ -144,8 +176,11 @@ def build(name: str, device: str | torch.device = "cpu", batch_size: int | None 
     """Build a job type on `device` ("meta" allocates nothing).
 
     batch_size overrides the job type's batch (small unit tests); reduced=True shortens
-    images and sequences where the architecture allows (unit tests only).
+    images and sequences where the architecture allows (unit tests only). A user model
+    (:mod:`coloc.workloads.user`) ignores both: its function fixes the batch.
     """
+    if user.is_path(name):
+        return _build_user(name, torch.device(device), seed)
     wl = spec(name)
     if batch_size is not None and batch_size < 1:
         raise ValueError(f"{name}: batch_size must be a positive integer, got {batch_size}")
@@ -163,3 +198,13 @@ def build(name: str, device: str | torch.device = "cpu", batch_size: int | None 
     specs: tuple[TensorSpec, ...] = rec.batch(batch_size or wl.batch_size)
     batch = materialize(specs, device, torch.Generator().manual_seed(data_seed))
     return Job(wl, model, batch, rec.optimizer(model.parameters()), rec, device, step_seed)
+
+
+def _build_user(path: str, device: torch.device, seed: int) -> Job:
+    """A user's model as a Job: its function called under the init seed, the zoo's step seeds."""
+    init_seed, _, step_seed = _seeds(seed, 3)
+    model, batch, rec = user.make(path, device, init_seed)
+    model.train()
+    size = int(batch[0].shape[0]) if batch[0].dim() else None
+    return Job(WorkloadSpec(path, path, "user", "user", size), model, batch, rec.optimizer(model.parameters()), rec,
+               device, step_seed)

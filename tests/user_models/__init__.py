@@ -1,0 +1,1 @@
+"""Users' own models for the tests of `coloc probe` with an import path (tests/ on PYTHONPATH)."""
