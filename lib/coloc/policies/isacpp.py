@@ -93,8 +93,9 @@ class Isacpp(Policy):
 
         if view.spec.share_multi_gpu:  # a lone gang job's speed follows its other GPUs: no fixed order
             return min((score(remaining(gpu)), gpu) for gpu in gpus)
-        # resident ends first (t_old < n_old t_new / n_new): i_new = alone_new + t_old (c_new - n_new alone_new) / (n_old t_new);
-        # new job ends first: i_old = alone_old + (t_new / n_new) (c_old - n_old alone_old) / t_old
+        # resident ends first (t_old < n_old t_new / n_new):
+        #   i_new = alone_new + t_old (c_new - n_new alone_new) / (n_old t_new), i_old constant;
+        # new job ends first: i_old = alone_old + (t_new / n_new) (c_old - n_old alone_old) / t_old, i_new constant
         return best_lone_gpu(gpus, now, remaining, score, n_old * (t_new / n_new),
                              direction(c_new - n_new * alone_new), -direction(c_old - n_old * alone_old))
 

@@ -141,7 +141,8 @@ class Cluster:
         self._nodes_by_free = {d: [[] for _ in range(spec.gpus_per_node + 1)] for d in self.devices}
         self.shareable: dict[str, dict[tuple[str, ...], GpuGroup]] = {d: {} for d in self.devices}
         self.shared_gpus: set[int] = set()
-        self.newly_shared: set[int] | None = None  # a policy that sets it to a set gets every GPU whose set of 2+ jobs changes
+        # a policy that sets newly_shared to a set gets there every GPU whose set of 2+ jobs changes
+        self.newly_shared: set[int] | None = None
         self.busy = 0
         self.version = 0  # counts placements and removals: unchanged means the same jobs on the same GPUs
         for device, count in spec.devices:

@@ -1,0 +1,207 @@
+"""Simulator scale: every policy at 10^4..10^6 jobs on 10^3..10^4 GPUs, each point a whole process.
+
+    nice -n 10 python benchmarks/sim_scale.py [--jobs 10000 100000 1000000] [--gpus 1000 10000]
+        [--clusters v100 mixed] [--policies fifo isacpp ...] [--limit-s 600] [--out scale.csv]
+        [--figure scale.png]
+
+A point is one policy on one synthetic trace (Poisson arrivals at offered load 1.1, log-normal
+durations with a median of 30 min, GPU counts 1:8, 2:1, 4:1, every job type of the reference
+device, seed 0) on one cluster: 'v100' is N V100s, 'mixed' is N/2 V100s, N/4 P100s and N/4 K80s.
+Each point runs in a fresh Python process (`--point`), so its peak memory (ru_maxrss) is its own;
+a point past --limit-s is stopped and shown as such. Printed per point: wall time of the whole
+simulation (trace building excluded), jobs/s, decision time per job (wall time inside the policy),
+peak memory, and the CPU time of the simulation (on a shared machine the wall time includes waiting
+for a core; the CPU time does not). Then the table, and the growth exponents: the slope of log(wall time) against
+log(jobs) at fixed GPUs, and against log(GPUs) at fixed jobs (1: linear, 0: flat).
+
+Tables come from --processed/{solo,pairs}.parquet when present, else are parsed from the raw Gavel
+file (--raw-dir, default $COLOC_DATA_MIRROR or data/raw). Predictive policies read --predictions
+(and --utilization) when given, else the measured pairs stand in (the decisions change, their cost
+does not) and utilizations are set to each job type's share of the largest solo throughput.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+GPU_MIX = {1: 8.0, 2: 1.0, 4: 1.0}
+LOAD = 1.1
+
+
+def cluster_devices(kind: str, gpus: int) -> tuple[tuple[str, int], ...]:
+    if kind == "v100":
+        return (("v100", gpus),)
+    if kind == "mixed":
+        return (("v100", gpus // 2), ("p100", gpus // 4), ("k80", gpus - gpus // 2 - gpus // 4))
+    raise ValueError(f"cluster {kind!r}: expected 'v100' or 'mixed'")
+
+
+def load_tables(processed: Path, raw_dir: Path):
+    from coloc import datasets
+    paths = [processed / f"{name}.parquet" for name in ("solo", "pairs")]
+    if all(p.exists() for p in paths):
+        return (*(pd.read_parquet(p) for p in paths), f"{processed}/{{solo,pairs}}.parquet")
+    solo, pairs = datasets.load_gavel(raw_dir / "gavel" / "simulation_throughputs.json")
+    return solo, pairs, f"parsed from {raw_dir}/gavel"
+
+
+def predictions(truth, args):
+    from coloc.sim import Predictions
+    if args.predictions:
+        return Predictions.from_files(args.predictions, args.utilization, args.predictor,
+                                      args.util_predictor if args.utilization else None)
+    tputs = truth.solo_throughputs()
+    top = {}
+    for (device, _), tput in tputs.items():
+        top[device] = max(top.get(device, 0.0), tput)
+    utils = Predictions({}, utils={key: tput / top[key[0]] for key, tput in tputs.items()})
+    return Predictions.from_truth(truth, utils)
+
+
+def point(args) -> dict:
+    """One simulation in this process; returns its measurements."""
+    from coloc import policies
+    from coloc.sim import ClusterSpec, GroundTruth, simulate, traces
+    name, jobs, gpus, kind = args.point[0], int(args.point[1]), int(args.point[2]), args.point[3]
+    solo, pairs, _ = load_tables(args.processed, args.raw_dir)
+    truth = GroundTruth(solo, pairs, "v100")
+    spec = ClusterSpec(cluster_devices(kind, gpus))
+    workloads = [w for w in truth.workloads("v100") if all(truth.has_solo(d, w) for d, _ in spec.devices)]
+    trace = traces.poisson(jobs, workloads, seed=0, load=LOAD, total_gpus=gpus, gpu_mix=GPU_MIX)
+    needs = policies.info(name)["needs"]
+    policy = policies.get(name, truth=truth) if "truth" in needs else policies.get(name)
+    preds = predictions(truth, args)
+    start, cpu = time.perf_counter(), time.process_time()
+    result = simulate(trace, truth, policy, spec, preds, restart_cost_s=30.0)
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return {"policy": name, "jobs": jobs, "gpus": gpus, "cluster": kind, "wall_s": wall, "cpu_s": cpu,
+            "jobs_per_s": jobs / wall,
+            "decision_ms_per_job": 1000.0 * result.stats["decision_time_s"] / jobs,
+            "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20,
+            "jct_mean": float(result.jobs["jct"].mean()), "rounds": result.stats["rounds"]}
+
+
+def run_point(args, name: str, jobs: int, gpus: int, kind: str) -> dict:
+    command = [sys.executable, __file__, "--point", name, str(jobs), str(gpus), kind,
+               "--processed", str(args.processed), "--raw-dir", str(args.raw_dir)]
+    for flag in ("predictions", "utilization", "predictor", "util_predictor"):
+        if getattr(args, flag):
+            command += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=args.limit_s, check=True)
+        return json.loads(done.stdout.strip().splitlines()[-1])
+    except subprocess.TimeoutExpired:
+        return {"policy": name, "jobs": jobs, "gpus": gpus, "cluster": kind, "wall_s": math.nan,
+                "note": f"stopped after {time.perf_counter() - start:.0f} s (--limit-s)"}
+    except subprocess.CalledProcessError as err:
+        raise SystemExit(f"point {name} {jobs} jobs {gpus} GPUs {kind} failed:\n{err.stderr}") from None
+
+
+def exponents(table: pd.DataFrame) -> pd.DataFrame:
+    """Slopes of log(wall time) and log(CPU time) against log(jobs) (fixed GPUs) and log(GPUs) (fixed jobs)."""
+    rows = []
+    done = table.dropna(subset=["wall_s"])
+    for (name, kind), runs in done.groupby(["policy", "cluster"], sort=False):
+        for fixed, over in (("gpus", "jobs"), ("jobs", "gpus")):
+            for value, part in runs.groupby(fixed):
+                part = part.sort_values(over)
+                if len(part) >= 2:
+                    x = np.log(part[over])
+                    rows.append({"policy": name, "cluster": kind, "over": over, fixed: value,
+                                 "range": f"{part[over].min():,}-{part[over].max():,}",
+                                 "exponent_wall": np.polyfit(x, np.log(part["wall_s"]), 1)[0],
+                                 "exponent_cpu": np.polyfit(x, np.log(part["cpu_s"]), 1)[0]})
+    return pd.DataFrame(rows)
+
+
+def figure(table: pd.DataFrame, path: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    done = table.dropna(subset=["wall_s"])
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for (name, kind, gpus), runs in done.groupby(["policy", "cluster", "gpus"]):
+        runs = runs.sort_values("jobs")
+        axes[0].plot(runs["jobs"], runs["wall_s"], marker="o", label=f"{name} {kind} {gpus:,} GPUs")
+    for (name, kind, jobs), runs in done.groupby(["policy", "cluster", "jobs"]):
+        runs = runs.sort_values("gpus")
+        axes[1].plot(runs["gpus"], runs["wall_s"], marker="o", label=f"{name} {kind} {jobs:,} jobs")
+    for ax, what in zip(axes, ("jobs", "GPUs")):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(what)
+        ax.set_ylabel("wall time of the simulation (s)")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].legend(fontsize=6, ncol=2)
+    axes[1].legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=150)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    parser.add_argument("--gpus", type=int, nargs="+", default=[1_000, 10_000])
+    parser.add_argument("--clusters", nargs="+", default=["v100", "mixed"])
+    parser.add_argument("--policies", nargs="+", help="default: every registered policy")
+    parser.add_argument("--limit-s", type=float, default=600.0, help="stop a point after this many seconds")
+    parser.add_argument("--processed", type=Path, default=Path("data/processed"))
+    parser.add_argument("--raw-dir", type=Path, default=Path(os.environ.get("COLOC_DATA_MIRROR") or "data/raw"))
+    parser.add_argument("--predictions", type=Path, help="pair predictions file (default: measured pairs stand in)")
+    parser.add_argument("--utilization", type=Path, help="utilization predictions file")
+    parser.add_argument("--predictor", default="egat")
+    parser.add_argument("--util-predictor", default="horus")
+    parser.add_argument("--out", type=Path, help="write the table as CSV")
+    parser.add_argument("--figure", type=Path, help="write the log-log figure (PNG)")
+    parser.add_argument("--point", nargs=4, metavar=("POLICY", "JOBS", "GPUS", "CLUSTER"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.point:
+        print(json.dumps(point(args)))
+        return
+
+    from coloc import policies
+    names = args.policies or policies.names()
+    _, _, source = load_tables(args.processed, args.raw_dir)
+    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
+          f"tables {source}; predictions {args.predictions or 'measured pairs (stand-in)'}")
+    rows = []
+    for kind in args.clusters:
+        for gpus in args.gpus:
+            for jobs in args.jobs:
+                for name in names:
+                    row = run_point(args, name, jobs, gpus, kind)
+                    rows.append(row)
+                    if "note" in row:
+                        print(f"  {name:11s} {kind:5s} {gpus:6,d} GPUs {jobs:9,d} jobs: {row['note']}", flush=True)
+                    else:
+                        print(f"  {name:11s} {kind:5s} {gpus:6,d} GPUs {jobs:9,d} jobs: {row['wall_s']:7.1f} s "
+                              f"(CPU {row['cpu_s']:.1f} s), "
+                              f"{row['jobs_per_s']:8,.0f} jobs/s, decision {row['decision_ms_per_job']:.3f} ms/job, "
+                              f"peak {row['peak_gb']:.2f} GB", flush=True)
+    table = pd.DataFrame(rows)
+    print()
+    print(table.to_string(index=False, float_format=lambda v: f"{v:,.3f}"))
+    growth = exponents(table)
+    if not growth.empty:
+        print("\ngrowth exponents (slope of log wall time):")
+        print(growth.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+    if args.out:
+        table.to_csv(args.out, index=False)
+    if args.figure:
+        figure(table, args.figure)
+
+
+if __name__ == "__main__":
+    main()
