@@ -69,7 +69,7 @@ def test_coloc_probe_of_a_users_own_model_by_its_import_path(tmp_path, reference
     """`coloc probe package.module:function` as a user runs it: a new process, the module on PYTHONPATH."""
     solo, pairs, folder = reference
     out, log = tmp_path / "mine", tmp_path / "probe.jsonl"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))}
     command = [sys.executable, "-m", "coloc.cli", "probe", USER_MODEL, "--solo", str(folder / "solo.parquet"),
                "--pairs", str(folder / "pairs.parquet"), "--out", str(out), "--log", str(log), *FLAGS]
     done = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)

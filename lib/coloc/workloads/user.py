@@ -5,19 +5,20 @@ The function takes no arguments and returns ``(model, batch)`` or ``(model, batc
 * ``model``: a ``torch.nn.Module``;
 * ``batch``: a tensor (``model(batch)``), a tuple or list of tensors (``model(*batch)``) or a dict of
   tensors (``model(**batch)``); it is moved to the job's device with the model;
-* ``loss_fn(model, batch)``: the forward pass and the training loss, a scalar tensor (batch as returned,
-  on the device). Without it the forward is as above and the loss is the synthetic objective
+* ``loss_fn(model, batch)``: the forward pass and the training loss, a scalar tensor (the batch as returned,
+  on the device; a list comes as a tuple). Without it the forward is as above and the loss is the synthetic objective
   ``output.float().pow(2).mean()`` (the output must then be a tensor): the mean square of the output.
 
 The training step is the zoo's: zero_grad, forward, loss, backward, then Adam (lr 1e-4, torch's other
-defaults). The function runs with torch's generator seeded from the job's seed, so a seeded random
+defaults). The function runs with torch's CPU generator seeded from the job's seed, so a seeded random
 model and batch come out the same on every run. The batch fixes the batch size (the profiler's
 ``batch_size`` and ``reduced`` test settings do not apply).
 
 The module must be importable where coloc runs, in the profiler's worker processes too: on
 ``PYTHONPATH`` or installed. The function is also called under ``torch.device("meta")`` (checking it
 before anything is measured, and the features table): create its tensors with torch's factory
-functions, not from data on disk.
+functions, not from data on disk. The profiler's log knows a model by its path only: after changing
+the model, measure it into a new log.
 """
 from __future__ import annotations
 
