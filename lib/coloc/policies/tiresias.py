@@ -15,7 +15,8 @@ promoted). Running jobs' order changes only when one crosses a threshold, so
 it is kept until the running set changes or the next crossing. A round walks
 the running jobs merged with the queue, passing over waiting jobs too wide for
 the GPUs left; a round in which nothing changed since one that started nothing
-is skipped.
+is skipped, and one in which idle GPUs hold every waiting job starts them all
+without the walk (the walk would: each finds room, no running job is displaced).
 """
 from __future__ import annotations
 
@@ -72,15 +73,35 @@ class Tiresias(Policy):
             return
         if self._idle is not None and self._idle[:2] == (queue.version, cluster.version) and now < self._idle[2]:
             return
-        running, until = self._running_order(view)
-        start, keep = self._walk(view, running)
-        if not start:
-            self._idle = (queue.version, cluster.version, until)
-            return
-        for job in [j for j in view.running.values() if j.job_id not in keep]:
-            view.preempt(job)
+        start = self._all_fit(view)
+        if start is None:
+            running, until = self._running_order(view)
+            start, keep = self._walk(view, running)
+            if not start:
+                self._idle = (queue.version, cluster.version, until)
+                return
+            for job in [j for j in view.running.values() if j.job_id not in keep]:
+                view.preempt(job)
         for job, device in start:
             view.place(job, cluster.pick_free(device, job.num_gpus))
+
+    def _all_fit(self, view):
+        """The walk's outcome when one device type has idle GPUs for every waiting job; None otherwise.
+
+        Then each waiting job finds room at its turn and every running job keeps its GPUs, so the
+        walk would start every waiting job, in queue order: no need to walk the running jobs.
+        """
+        cluster, queue = view.cluster, view.queue
+        if len(cluster.devices) != 1:
+            return None
+        device = cluster.devices[0]
+        idle = cluster.free_count[device]
+        if len(queue) > idle:
+            return None
+        waiting = list(queue.ordered())
+        if sum(job.num_gpus for job in waiting) > idle:
+            return None
+        return [(job, device) for job in waiting if view.has_solo(device, job.workload)]
 
     def _walk(self, view, running):
         """Jobs in priority order (running merged with waiting): who keeps or gets GPUs."""
