@@ -135,6 +135,7 @@ def policy_bars(summary: pd.DataFrame, metrics=tuple(BAR_METRICS), title: str = 
         ax.set_yticks(y, [label(p, kinds[p]) for p in order])
         ax.invert_yaxis() if ax is axes[0][0] else None
         ax.grid(axis="x", alpha=0.3)
+        ax.set_xlim(left=0)  # every metric is >= 0; a wide interval of few seeds is cut at 0, not drawn below it
     fig.suptitle(title)
     fig.tight_layout()
     return fig
