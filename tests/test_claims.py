@@ -144,3 +144,15 @@ def test_brief_table_writes_each_value_with_its_interval_and_unit():
     assert short["maximum time-prediction error"] == "9.5%"  # one seed: no interval
     assert short["scheduling delay at 100 queued jobs"].startswith("0.202 s [")
     assert short["GPU utilization predicted with RMSLE"].startswith("0.06 [")
+
+
+def test_an_unbounded_interval_over_several_seeds_is_not_a_reproduction():
+    rows = []
+    for seed, (fifo, isacpp) in enumerate([(100.0, 10.0), (2.0, 60.0)]):  # wildly inconsistent seeds
+        for policy, value in (("fifo", fifo), ("isacpp", isacpp)):
+            rows.append({"scenario": "isacpp-testbed", "policy": policy, "seed": seed, "sweep": "interval_s",
+                         "point": 0.0, "makespan": value, "jct_mean": value})
+    claim = next(c for c in paper_claims() if c.claim == "lower makespan vs Volcano (fifo)")
+    row = claims.claim_row(claim, pd.DataFrame(rows), headlines={"isacpp-testbed": 0.0})
+    assert row["coloc_value"] < -16.8  # the point value alone would call it reproduced
+    assert row["ci_low"] == -np.inf and row["verdict"] == "not reproduced" and "unbounded" in row["reason"]

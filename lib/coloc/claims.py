@@ -17,7 +17,8 @@ Verdict rules (one function per kind of claim):
      direction (a larger gain): **reproduced**;
   3. otherwise (the claimed direction, all of the interval short of the paper's value):
      **same direction, smaller**.
-  Without an interval (one seed) the point value takes the interval's place, and the reason says so.
+  Without an interval (one seed) the point value takes the interval's place, and the reason says so; an
+  unbounded interval (several seeds, Fieller's set unbounded: the baseline's mean not told from zero) holds 0.
 * ``at_most`` (an error the paper bounds, e.g. RMSLE 0.154; :func:`at_most_verdict`): **reproduced**
   when the interval's low end (or the value) is at or below the paper's value, else **not reproduced**.
 * ``value`` (a quantity the paper reports, e.g. 35.4 s of scheduling delay; :func:`value_verdict`):
@@ -130,8 +131,8 @@ def paper_claims(horus_scenario: str = "philly-contended", isacpp_scenario: str 
 
 
 def _interval(value: float, low: float, high: float) -> tuple[float, float, bool]:
-    """(low, high, has_interval): the point value stands in for a NaN interval."""
-    if math.isfinite(low) and math.isfinite(high):
+    """(low, high, has_interval): the point value stands in for a NaN interval (an infinite one stays)."""
+    if not (math.isnan(low) or math.isnan(high)):
         return low, high, True
     return value, value, False
 
@@ -208,9 +209,14 @@ def _seeds(n: int) -> str:
     return f"{n} seed" if n == 1 else f"{n} seeds"
 
 
+def _interval_text(low: float, high: float) -> str:
+    if math.isinf(low) and math.isinf(high):
+        return " (interval unbounded)"
+    return f" [{low:.3g}, {high:.3g}]" if math.isfinite(low) and math.isfinite(high) else " (no interval)"
+
+
 def _fmt(value: float, low: float, high: float, unit: str = "") -> str:
-    interval = f" [{low:.3g}, {high:.3g}]" if math.isfinite(low) and math.isfinite(high) else " (no interval)"
-    return f"{value:.3g}{unit}{interval}"
+    return f"{value:.3g}{unit}{_interval_text(low, high)}"
 
 
 def _policy_runs(summary: pd.DataFrame, scenario: str, policy: str, metric: str) -> pd.DataFrame:
@@ -239,6 +245,8 @@ def sim_change(summary: pd.DataFrame, scenario: str, policy: str, baseline: str,
         change, low, high = ratio_ci(x.loc[seeds], y.loc[seeds])
     except ValueError as err:
         raise NotComparable(f"{policy} vs {baseline} at point {point:g}: {err}") from None
+    if len(seeds) > 1 and not (math.isfinite(low) and math.isfinite(high)):
+        low, high = -math.inf, math.inf  # Fieller's set is unbounded: the seeds cannot tell the change from any other
     return 100 * change, 100 * low, 100 * high, len(seeds)
 
 
@@ -364,7 +372,7 @@ def claim_row(claim: Claim, summary=None, util_scores=None, pair_scores=None, de
     row |= {"coloc_value": value, "ci_low": low, "ci_high": high}
     if not comparable:
         return row | {"verdict": "not comparable", "reason": reason}
-    if not (math.isfinite(low) and math.isfinite(high)):
+    if math.isnan(low) or math.isnan(high):
         reason += " (verdict on the value alone)"
     return row | {"verdict": verdict(claim, value, low, high), "reason": reason}
 
@@ -408,8 +416,7 @@ def brief(table: pd.DataFrame) -> pd.DataFrame:
     def text(row) -> str:
         if not math.isfinite(row.coloc_value):
             return "-"
-        interval = (f" [{row.ci_low:.3g}, {row.ci_high:.3g}]" if math.isfinite(row.ci_low)
-                    and math.isfinite(row.ci_high) else "")
+        interval = _interval_text(row.ci_low, row.ci_high).replace(" (no interval)", "")
         if row.metric.endswith("(change %)"):
             return f"{row.coloc_value:+.3g}%{interval}"
         unit = "%" if row.metric.endswith("(%)") else " s" if row.metric.endswith("_s") else ""
