@@ -140,7 +140,7 @@ def test_brief_table_writes_each_value_with_its_interval_and_unit():
     table = claims_table(paper_claims(), summary_table(), util, pair, delay, HEADLINES)
     short = claims.brief(table).set_index("claim")["coloc_value"]
     assert short["lower mean completion time vs Volcano (fifo)"] == "-20% [-20, -20]"
-    assert short["lower makespan vs Liquid"] == "-"
+    assert short["lower makespan vs Liquid"] == "n/a"
     assert short["maximum time-prediction error"] == "9.5%"  # one seed: no interval
     assert short["scheduling delay at 100 queued jobs"].startswith("0.202 s [")
     assert short["GPU utilization predicted with RMSLE"].startswith("0.06 [")

@@ -412,10 +412,10 @@ BRIEF_COLUMNS = ["paper", "claim", "paper_value", "coloc_value", "verdict"]
 
 def brief(table: pd.DataFrame) -> pd.DataFrame:
     """The claims table for a narrow page: coloc's value as one text, "value [low, high]" (with % for a change),
-    "-" where there is none; the comparison and reason left to the full table."""
+    "n/a" where there is none (a lone "-" would be a list item in the report's reStructuredText); the comparison and reason left to the full table."""
     def text(row) -> str:
         if not math.isfinite(row.coloc_value):
-            return "-"
+            return "n/a"
         interval = _interval_text(row.ci_low, row.ci_high).replace(" (no interval)", "")
         if row.metric.endswith("(change %)"):
             return f"{row.coloc_value:+.3g}%{interval}"
