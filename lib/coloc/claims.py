@@ -412,7 +412,8 @@ BRIEF_COLUMNS = ["paper", "claim", "paper_value", "coloc_value", "verdict"]
 
 def brief(table: pd.DataFrame) -> pd.DataFrame:
     """The claims table for a narrow page: coloc's value as one text, "value [low, high]" (with % for a change),
-    "n/a" where there is none (a lone "-" would be a list item in the report's reStructuredText); the comparison and reason left to the full table."""
+    "n/a" where there is none (a lone "-" is a list item in reStructuredText); the comparison and reason are
+    left to the full table."""
     def text(row) -> str:
         if not math.isfinite(row.coloc_value):
             return "n/a"
