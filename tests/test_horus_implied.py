@@ -101,3 +101,13 @@ def test_held_out_fold_pairs_never_reach_the_fit(gavel):
     assert mine.any()
     assert base.loc[mine, "pred_util"].to_numpy() == pytest.approx(other.loc[mine, "pred_util"].to_numpy())
     assert not np.allclose(base.loc[~mine, "pred_util"], other.loc[~mine, "pred_util"])  # the scramble is seen
+
+
+def test_horus_implied_is_scored_against_its_own_label(gavel):
+    out = utilization_oof(gavel, "random5", {"horus-implied": {"params": {"n_estimators": 30}}, "horus": {}}, seeds=[0])
+    implied = implied_utilization(gavel.pairs).set_index(["device", "workload"])["util"]
+    mine = out[out["predictor"] == "horus-implied"]
+    assert set(mine["util_source"]) == {"implied"} and len(mine) == len(gavel.solo)
+    expected = implied.reindex(pd.MultiIndex.from_frame(mine[["device", "workload"]])).to_numpy()
+    assert mine["util"].to_numpy() == pytest.approx(expected, nan_ok=True)
+    assert set(out.loc[out["predictor"] == "horus", "util_source"]) == {"achieved"}

@@ -195,12 +195,25 @@ def utilization_oof(tables: Tables, protocol: str, util_predictors: dict, seeds,
             except InsufficientData as err:
                 notes.append(f"{protocol} seed {seed} utilization fold {fold.held_out}: {name} skipped ({err})")
                 continue
-            test = Tables(tables.workloads, fold.test, tables.pairs.iloc[:0], tables.devices)
-            labels = util_labels(test)
+            labels = own_labels(model, Tables(tables.workloads, fold.test, tables.pairs, tables.devices))
             labels["pred_util"] = model.predict(labels["device"], labels["workload"], tables)
             rows.append(labels.assign(predictor=name, seed=seed, fold=fold.fold, held_out=fold.held_out,
                                       params=params_of(model)))
     return pd.concat(rows, ignore_index=True)[UTIL_COLUMNS] if rows else pd.DataFrame(columns=UTIL_COLUMNS)
+
+
+def own_labels(model, test: Tables) -> pd.DataFrame:
+    """device, workload, util, util_source of the solo rows of ``test``: the label the model learns (its
+    ``labels`` method, e.g. horus-implied's utilization implied by all measured pairs), else
+    :func:`coloc.predict.inputs.util_labels`. A solo row without that label comes last with a NaN label (it is
+    predicted, not scored)."""
+    labels = model.labels(test) if hasattr(model, "labels") else util_labels(test)
+    keys = ["device", "workload"]
+    have = pd.MultiIndex.from_frame(labels[keys])
+    absent = test.solo.loc[~pd.MultiIndex.from_frame(test.solo[keys]).isin(have), keys].drop_duplicates()
+    if absent.empty:
+        return labels
+    return pd.concat([labels, absent.assign(util=np.nan, util_source=model.name)], ignore_index=True)
 
 
 SCORE_GROUP = ["predictor", "protocol", "seed", "params"]
@@ -227,6 +240,7 @@ def utilization_scores(utilization: pd.DataFrame, protocol: str) -> pd.DataFrame
     """
     rows = []
     for (name, seed, params), sub in utilization.groupby(["predictor", "seed", "params"], sort=True):
+        sub = sub[np.isfinite(sub["util"].astype(float))]  # a row without a label is not scored
         parts = [("overall", "all", sub)] + [("device", d, g) for d, g in sub.groupby("device")]
         for scope, key, part in parts:
             s = scores(part["util"], part["pred_util"])
