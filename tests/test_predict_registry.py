@@ -34,6 +34,7 @@ CHANGED = {
     ("pair", "completion"): {"rank": 1, "penalty": 2.0, "across_devices": False},
     ("pair", "blend"): {"members": {"interactions": {}, "mean": {}}, "grid": 2},
     ("util", "horus"): {"params": {"n_estimators": 20}},
+    ("util", "horus-implied"): {"params": {"n_estimators": 20}},
     ("util", "mean"): {},
 }
 
@@ -49,7 +50,7 @@ def small(mirror) -> Tables:
 def test_every_registered_model_is_covered_here():
     assert set(CHANGED) == {(kind, name) for kind in ("pair", "util") for name in names(kind)}
     assert names() == sorted(set(names("pair")) | set(names("util")))
-    assert names("util") == ["horus", "mean"]
+    assert names("util") == ["horus", "horus-implied", "mean"]
 
 
 @pytest.mark.parametrize("kind, name", sorted(CHANGED))
@@ -111,7 +112,7 @@ def test_the_evaluation_fits_with_the_protocols_validation_groups(small):
 
 def test_util_kind_is_a_registry_of_its_own(small):
     assert registered("horus", "util") is not registered("horus", "pair")
-    with pytest.raises(KeyError, match=r"unknown util predictor 'lgbm'; known: \['horus', 'mean'\]"):
+    with pytest.raises(KeyError, match=r"unknown util predictor 'lgbm'; known: \['horus', 'horus-implied', 'mean'\]"):
         make_predictor("lgbm", kind="util")
     fold = util_folds(small, "xdevice")[0]  # k80 held out
     model = make_predictor("mean", kind="util").fit(fold.train)
