@@ -6,6 +6,7 @@ from coloc import policies
 from coloc.policies.stages import pair_finish_times, run_stages
 from coloc.sim import ClusterSpec, GroundTruth, Simulator, simulate, traces
 from coloc.sim.experiment import make_policy
+from coloc.sim.predictions import Predictions
 
 ONE, TWO = ClusterSpec((("v100", 1),)), ClusterSpec((("v100", 2),))
 PREDS = predictions(ABC, utils={"a": 0.3, "b": 0.5, "c": 0.6})
@@ -102,6 +103,22 @@ def test_isacpp_picks_the_gpu_of_least_interference():
     rows = [(1, 0.0, 500.0, 1, "b"), (2, 0.0, 500.0, 1, "c"), (3, 5.0, 100.0, 1, "a")]
     result = simulate(trace(rows), truth_abc(), policies.get("isacpp"), TWO, PREDS)
     assert by_id(result, "colocated_time")[1] == 0.0 and by_id(result, "colocated_time")[2] > 0
+
+
+def test_isacpp_scores_every_predicted_resource_when_the_predictions_carry_them():
+    """The same start as above, but a's (and c's) predicted memory use next to each other is 10x solo use (1x next
+    to b): the paper's per-resource score sends a to b's GPU, where the two-resource form sent it to c's."""
+    rows = [(1, 0.0, 500.0, 1, "b"), (2, 0.0, 500.0, 1, "c"), (3, 5.0, 100.0, 1, "a")]
+    ratio = {("a", "c"): 10.0, ("c", "a"): 10.0}
+    resources = {("v100", w, o): (ratio.get((w, o), 1.0),) for w in "abc" for o in "abc"}
+    with_resources = Predictions(predictions(ABC)._norm, resources=resources, resource_names=("mem_bytes",))
+    isacpp = policies.get("isacpp")
+    result = simulate(trace(rows), truth_abc(), isacpp, TWO, with_resources)
+    assert by_id(result, "colocated_time")[1] > 0 and by_id(result, "colocated_time")[2] == 0.0
+    assert isacpp.summary_fields() == {"isacpp_score_form": "per-resource"}
+    two = policies.get("isacpp")
+    simulate(trace(rows), truth_abc(), two, TWO, PREDS)
+    assert two.summary_fields() == {"isacpp_score_form": "two-resource"}
 
 
 def test_isacpp_pair_formula_matches_the_staged_score():

@@ -51,6 +51,10 @@ class Policy:
     def schedule(self, view) -> None:
         raise NotImplementedError
 
+    def summary_fields(self) -> dict:
+        """Columns the run's summary row records about how the policy ran (after the run)."""
+        return {}
+
 
 def _has(predictions, what: str) -> bool:
     if predictions is None:

@@ -8,7 +8,10 @@ contention. The GPU's score is the new job's interference plus the mean
 interference of the jobs already there; an idle GPU scores the new job alone.
 The job goes to the GPU of least score, in FIFO order.
 
-Adaptation to Gavel data (no per-resource co-location measurements):
+Two forms (coloc.policies.stages; the run's summary column isacpp_score_form says which ran):
+* "per-resource", the paper's, when the predictions carry per-resource co-located over solo use
+  (Predictions.resource_ratios): contention = 1 / factor + the sum of those ratios; every GPU is scored.
+* "two-resource", coloc's adaptation to Gavel data (no per-resource co-location measurements):
 resources are (1) time, contention 1 / predicted normalized throughput, and
 (2) SM utilization, contention max(1, sum of the stage's predicted solo
 utilizations) (demand over the GPU's capacity) when utilization predictions
@@ -25,7 +28,7 @@ from __future__ import annotations
 
 from coloc.policies.base import Policy, fill_idle, pack_singles, register
 from coloc.policies.lone import best_lone_gpu, direction
-from coloc.policies.stages import run_stages
+from coloc.policies.stages import per_resource_score, run_stages
 
 
 @register("isacpp")
@@ -43,6 +46,8 @@ class Isacpp(Policy):
         self._preds = view.predictions
         self._pair_terms: dict[tuple[str, str, str], tuple[float, ...]] = {}
         self._util = self.use_util and view.predictions.has_util()
+        # the paper's form wherever resource predictions exist; else coloc's two-resource adaptation
+        self.score_form = "per-resource" if view.predictions.has_resources() else "two-resource"
         cap = view.cluster.cap
         self._cap = min(cap, self.max_jobs_per_gpu) if self.max_jobs_per_gpu else cap
 
@@ -59,7 +64,7 @@ class Isacpp(Policy):
             for sig, gpus in view.cluster.shareable_groups(device):
                 if len(sig) >= self._cap or not view.can_share(device, sig + (job.workload,)):
                     continue
-                if len(sig) == 1:
+                if len(sig) == 1 and self.score_form == "two-resource":
                     scores = [self._best_pair(view, device, job.workload, t_new, sig[0], gpus)]
                 else:
                     scores = [(self.gpu_score(view, job, device, gpu), gpu) for gpu in gpus]
@@ -67,6 +72,9 @@ class Isacpp(Policy):
                     if best_score is None or (score, gpu) < (best_score, best_gpu):
                         best_score, best_gpu = score, gpu
         return best_gpu
+
+    def summary_fields(self) -> dict:
+        return {"isacpp_score_form": self.score_form}
 
     def _contention(self, device: str, factor: float, workloads) -> float:
         if not self._util:
@@ -117,6 +125,11 @@ class Isacpp(Policy):
         def pair_norm(i: int, k: int) -> float:
             return norm(device, names[i], names[k])
 
+        if self.score_form == "per-resource":
+            preds = self._preds
+            return per_resource_score(remaining, pair_norm,
+                                      lambda i, k: preds.resource_ratios(device, names[i], names[k]),
+                                      len(preds.resource_names))
         _, stages = run_stages(remaining, pair_norm)
         interference = [0.0] * len(members)
         for length, active, factors in stages:

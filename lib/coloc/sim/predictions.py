@@ -41,8 +41,13 @@ class Predictions:
 
     def __init__(self, norms: dict, stds: dict | None = None, utils: dict | None = None,
                  source: str = "", oracle: bool = False, unpredicted: set | None = None,
-                 norm_params: str = "", util_params: str = ""):
+                 norm_params: str = "", util_params: str = "", resources: dict | None = None,
+                 resource_names: tuple[str, ...] = ()):
         self._norm = norms
+        # (device, job, co-runner) -> the job's predicted co-located over solo use of each resource in
+        # resource_names (ISACPP's resource network); empty where no resource was predicted (Gavel's data)
+        self._resources = resources or {}
+        self.resource_names = tuple(resource_names)
         self._std = stds or {}
         self._util = utils or {}
         self._unpredicted = unpredicted or set()  # keys whose prediction is NaN
@@ -82,6 +87,17 @@ class Predictions:
             raise ValueError(f"predictions ({self.source}) lack {len(missing)} feasible pairs on {device} "
                              f"used by the trace, e.g. {'; '.join(shown)}; expected a normalized throughput "
                              f"for every pair that fits in memory")
+
+    def has_resources(self) -> bool:
+        return bool(self._resources)
+
+    def resource_ratios(self, device: str, workload: str, other: str) -> tuple[float, ...]:
+        """`workload`'s predicted co-located over solo use of each of `resource_names` next to `other`."""
+        try:
+            return self._resources[(device, workload, other)]
+        except KeyError:
+            raise KeyError(f"resource predictions ({self.source}): none for device={device!r} "
+                           f"workload={workload!r} next to {other!r}") from None
 
     def has_util(self) -> bool:
         return bool(self._util)
