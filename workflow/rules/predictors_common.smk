@@ -47,3 +47,18 @@ def predictor_settings(wildcards):
     settings = {key: PRED[key] for key in ("seeds", "folds", "models", "util_models")}
     settings["families"] = PRED["families"] if wildcards.dataset == "gavel" else []
     return as_yaml(settings)
+
+
+USER_SOURCES = config.get("datasets", {}).get("user", {})
+
+
+def user_csvs(wildcards):
+    """The source's CSV files (its solo CSV only when it has one)."""
+    source = USER_SOURCES[wildcards.name]
+    return {"pairs": source["pairs"], **({"solo": source["solo"]} if source.get("solo") else {})}
+
+
+def user_solo_param(wildcards, input):
+    """The solo CSV as the notebook's parameter, as YAML ("" when the source has none: an empty value on the
+    command line would vanish)."""
+    return as_yaml({"solo_csv": input.get("solo", "")})

@@ -2,21 +2,7 @@
 # CSV; format in the README, "Your own measurements") becomes the canonical tables of the predictors stage's
 # dataset user-<name> (predictors_common.smk: USER_DATASETS), scored under every protocol next to Gavel's.
 
-from coloc.predict import stage
-
-USER_SOURCES = config.get("datasets", {}).get("user", {})
-
-
-def user_csvs(wildcards):
-    """The source's CSV files (its solo CSV only when it has one)."""
-    source = USER_SOURCES[wildcards.name]
-    return {"pairs": source["pairs"], **({"solo": source["solo"]} if source.get("solo") else {})}
-
-
-def user_solo_param(wildcards, input):
-    """The solo CSV as the notebook's parameter: "" when the source has none."""
-    return input.get("solo", "")
-
+# Helpers (USER_SOURCES, user_csvs, user_solo_param) live in predictors_common.smk.
 
 if USER_SOURCES:
 
@@ -42,5 +28,5 @@ if USER_SOURCES:
             ENVS / "sim.yaml"
         shell:
             "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . -p name {wildcards.name:q} "
-            "-p pairs_csv {input.pairs:q} -p solo_csv {params.solo:q} "
+            "-p pairs_csv {input.pairs:q} -y {params.solo:q} "
             "-p solo_out {output.solo:q} -p pairs_out {output.pairs:q}"
