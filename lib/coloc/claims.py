@@ -23,7 +23,9 @@ Verdict rules (one function per kind of claim):
   when the interval's low end (or the value) is at or below the paper's value, else **not reproduced**.
 * ``value`` (a quantity the paper reports, e.g. 35.4 s of scheduling delay; :func:`value_verdict`):
   **reproduced** when the interval meets [value / 2, value x 2] (a factor of two: a different
-  implementation on different hardware), else **not reproduced**.
+  implementation on different hardware), else **not reproduced**. The scheduling delay is such a value but
+  not the same quantity (coloc times the policy's search with predictions looked up; ISACPP's delay also holds
+  E-GGAT inference on its testbed): **not comparable**, coloc's value beside it.
 * **not comparable**: the baseline is not implemented in coloc (Schedtune, Liquid), the scenario,
   policy or predictor was not run, or the quantity measured is not the paper's (e.g. an RMSLE of
   another utilization label); the reason says which, and gives coloc's value where there is one.
@@ -363,8 +365,9 @@ def claim_row(claim: Claim, summary=None, util_scores=None, pair_scores=None, de
                            "(a label of other scale gives another RMSLE)")
         elif claim.source == "pair_scores":
             value, low, high, reason = measure_max_error(claim, pair_scores)
-        elif claim.source == "delay":
+        elif claim.source == "delay":  # the same name, not the same quantity: not comparable, value given
             value, low, high, reason = measure_delay(claim, delay)
+            comparable = False
         else:
             raise ValueError(f"claim {claim.claim!r}: source {claim.source!r}")
     except NotComparable as err:
