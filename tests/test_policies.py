@@ -21,7 +21,8 @@ def test_registry_lists_every_policy_and_rejects_unknown_names():
     with pytest.raises(KeyError, match="unknown policy 'nope'"):
         policies.get("nope")
     assert policies.get("horus", lookahead=2).lookahead == 2
-    assert policies.get("sjf").kind == "oracle" and policies.get("oracle", truth=truth_abc()).kind == "oracle"
+    # sjf knows durations (as coloc and ISACPP do), not the co-location truth: a baseline, not labelled a bound
+    assert policies.get("sjf").kind == "baseline" and policies.get("oracle", truth=truth_abc()).kind == "oracle"
 
 
 def test_predictive_policy_without_predictions_fails_clearly():

@@ -1,4 +1,4 @@
-"""Exclusive-GPU baselines: FIFO (Kubernetes/Volcano slot default) and SJF (oracle durations)."""
+"""Exclusive-GPU baselines: FIFO (Kubernetes/Volcano slot default) and SJF (known durations)."""
 from __future__ import annotations
 
 from coloc.policies.base import Policy, place_exclusive, register
@@ -26,9 +26,10 @@ class Fifo(Policy):
 
 @register("sjf")
 class ShortestJobFirst(Fifo):
-    """Shortest (exclusive duration) first, on whole GPUs. ORACLE baseline: knows durations."""
+    """Shortest (exclusive duration) first, on whole GPUs. Knows the jobs' durations, the knowledge coloc's and
+    ISACPP's remaining times assume too, and never the co-location truth: a baseline, not an upper bound."""
 
-    kind = "oracle"
+    kind = "baseline"
 
     def queue_key(self, job: Job) -> tuple:
         return (job.remaining, job.submit_time, job.job_id)
