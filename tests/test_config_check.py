@@ -116,8 +116,8 @@ def test_the_simulation_protocol_must_be_one_the_predictors_stage_runs():
 
 def test_model_run_options_name_only_the_stages_seeds_and_protocols():
     message = mistakes({"predictors": {"models": {"egat": {"seeds": [0, 7], "protocols": ["lofoo"]}}}})
-    assert "predictors.models.egat.seeds: [7] not among predictors.seeds [0, 1]" in message
-    assert "predictors.models.egat.protocols: ['lofoo'] not among predictors.protocols" in message
+    assert "predictors.models.egat.seeds[1]: 7 not among predictors.seeds [0, 1]" in message
+    assert "predictors.models.egat.protocols[0]: 'lofoo' not among predictors.protocols" in message
 
 
 def test_a_misspelled_model_option_is_refused():

@@ -222,9 +222,8 @@ def _model_problems(pred: dict) -> list[str]:
         for name, options in models.items():
             where = f"predictors.{section}.{name}"
             for key in ("seeds", "protocols"):
-                extra = [v for v in options.get(key, []) if v not in pred[key]]
-                if extra:
-                    problems.append(f"{where}.{key}: {extra} not among predictors.{key} {pred[key]}")
+                problems += [f"{where}.{key}[{i}]: {v!r} not among predictors.{key} {pred[key]}"
+                             for i, v in enumerate(options.get(key, [])) if v not in pred[key]]
             try:
                 predict.check_options(name, options, kind)
             except (KeyError, ValueError) as err:
