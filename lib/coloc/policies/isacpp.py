@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from coloc.policies.base import Policy, fill_idle, pack_singles, register
 from coloc.policies.lone import best_lone_gpu, direction
-from coloc.policies.stages import per_resource_score, run_stages
+from coloc.policies.stages import per_resource_score, two_resource_score
 
 
 @register("isacpp")
@@ -130,10 +130,5 @@ class Isacpp(Policy):
             return per_resource_score(remaining, pair_norm,
                                       lambda i, k: preds.resource_ratios(device, names[i], names[k]),
                                       len(preds.resource_names))
-        _, stages = run_stages(remaining, pair_norm)
-        interference = [0.0] * len(members)
-        for length, active, factors in stages:
-            for i in active:
-                contention = self._contention(device, factors[i], [names[k] for k in active])
-                interference[i] += length / remaining[i] * contention
-        return interference[0] + sum(interference[1:]) / (len(members) - 1)
+        solo_util = [self._preds.util(device, w) for w in names] if self._util else None
+        return two_resource_score(remaining, pair_norm, solo_util)
