@@ -32,7 +32,7 @@ from coloc.predict.references import choose_references
 from coloc.sim import metrics, traces
 from coloc.sim.cluster import ClusterSpec
 from coloc.sim.engine import simulate
-from coloc.sim.experiment import make_policy
+from coloc.sim.experiment import cluster_workloads, make_policy
 from coloc.sim.interference import GroundTruth
 from coloc.sim.predictions import Predictions
 from coloc.stats import mean_ci, ratio_ci
@@ -181,8 +181,8 @@ def run_point(spec: dict, probing: dict, shared: dict, solo: pd.DataFrame, pairs
     devices = [d for d, _ in cluster.devices]
     reference = shared["reference_device"]
     families = spec["trace"].get("families") or None
-    workloads = [w for w in truth.workloads(devices[0]) if truth.has_solo(reference, w)
-                 and all(truth.has_solo(d, w) for d in devices) and (families is None or family_of(w) in families)]
+    workloads = [w for w in cluster_workloads(truth, cluster, reference)
+                 if families is None or family_of(w) in families]
     cost = pd.Series({w: 1.0 / truth.solo_tput(reference, w) for w in workloads})
     trace = traces.build(spec["trace"], trace_table, workloads, seed, load, cluster.total_gpus, cost)
     new = list(probing["new_families"])
