@@ -1,6 +1,7 @@
 """policies.lone.best_lone_gpu finds exactly the (score, gpu) that scoring every GPU finds, ties included."""
 import random
 
+import numpy as np
 import pytest
 
 from coloc.policies.lone import best_lone_gpu, direction
@@ -21,6 +22,13 @@ def lone_group(times: list[float], speed: float, now: float, placed_now: set[int
     for gpu in random.sample(range(len(times)), len(times)):
         group.add(gpu)
     return group, residents
+
+
+def elementwise(scalar):
+    """A score that takes a number or an array, as best_lone_gpu's contract asks (arrays: the scalar per element)."""
+    def score(t):
+        return np.array([scalar(float(x)) for x in t]) if isinstance(t, np.ndarray) else scalar(t)
+    return score
 
 
 def isacpp_score(t_new, n_new, n_old, c_new, c_old, alone_new, alone_old):
@@ -50,6 +58,7 @@ def test_isacpp_pair_search_equals_scoring_every_gpu(seed):
     exact = isacpp_score(t_new, n_new, n_old, c_new, c_old, alone_new, alone_old)
     digits = seed % 3  # rounded scores stay monotone but tie across different times
 
+    @elementwise
     def score(t_old):
         return round(exact(t_old), digits) if digits else exact(t_old)
 
@@ -73,6 +82,7 @@ def test_a_flat_piece_is_scanned_whole_and_ties_go_to_the_lowest_gpu():
 
     scores = {}
 
+    @elementwise
     def score(t):
         return 5.0 + scores.get(t, 0.0)
 
@@ -91,3 +101,39 @@ def test_group_keeps_gpu_order_and_forgets_removed_gpus():
     group.discard(9)  # not in the group: no error
     assert list(group) == [2, 3] and group.first() == 2 and 1 not in group and 2 in group
     assert [gpu for _, gpu in group.by_finish(0.0)] == [3, 2]
+
+
+def test_a_piece_whose_ends_are_above_the_best_found_elsewhere_is_passed_over():
+    random.seed(3)
+    group, residents = lone_group([random.uniform(1.0, 900.0) for _ in range(30)], 1.0, 0.0, set())
+    calls = []
+
+    @elementwise
+    def score(t):
+        calls.append(t)
+        return 5.0 + t / 1000.0  # rises with t: between 5.0 (t -> 0) and 6.0 (t = 1000)
+
+    def remaining(gpu):
+        return residents[gpu][0].remaining_at(0.0)
+
+    ends = (5.0, 6.0, 6.0)
+    assert best_lone_gpu(group, 0.0, remaining, score, 1000.0, 1, 0, ends, best=(4.9, 99)) == (4.9, 99)
+    assert calls == []
+    every = min((score(remaining(gpu)), gpu) for gpu in range(30))
+    assert best_lone_gpu(group, 0.0, remaining, score, 1000.0, 1, 0, ends, best=(5.5, 99)) == every
+
+
+def test_kept_progress_gives_the_residents_solo_times_bit_for_bit_and_goes_stale_loudly():
+    random.seed(5)
+    times = [random.uniform(0.1, 1e6) for _ in range(50)]
+    group, residents = lone_group(times, 0.37, 12345.678, set())
+    order = group.by_finish(12345.678)
+    later = 98765.4321
+    expected = [residents[gpu][0].remaining_at(later) / residents[gpu][0].speed for _, gpu in order]
+    assert [group.solo_time(i, later) for i in range(50)] == expected
+    assert group.solo_times(0, 50, later).tolist() == expected
+    assert group.solo_times(10, 20, later).tolist() == expected[10:20]
+    group.check()
+    residents[order[7][1]][0].remaining += 1.0  # progress changed behind the group's back
+    with pytest.raises(Exception, match="stale"):
+        group.check()

@@ -108,3 +108,22 @@ def test_philly_20000_jobs_decide_as_the_reference(name, raw_files, gavel, monke
     part = traces.select(philly, n_jobs=20_000, max_gpus=256)
     jobs, _, _ = assert_same(name, part, truth, ClusterSpec((("v100", 256),)), perturbed(truth), monkeypatch)
     assert len(jobs) == 20_000
+
+
+@pytest.mark.parametrize("name", ["isacpp"])
+def test_pairs_that_do_not_interfere_tie_by_rounding_and_decide_as_the_reference(name, gavel, monkeypatch):
+    """Job types measured at normalized throughput 1.0 together, with low utilizations: ISACPP's score is flat
+    in the resident's remaining time, its GPUs tie up to rounding, and long flat pieces are scored as arrays."""
+    import coloc.policies.lone as lone
+    solo, pairs = gavel
+    truth = GroundTruth(solo, pairs, "v100")
+    kinds = ["resnet18-cifar10-b16", "resnet18-cifar10-b32", "recommendation-ml20m-b512"]
+    assert all(truth.pair_norm("v100", a, b) == 1.0 for a in kinds[:2] for b in kinds)
+    preds = Predictions.from_truth(truth, Predictions({}, utils={key: 0.3 for key in truth.solo_throughputs()}))
+    table = traces.poisson(1500, kinds, seed=2, load=2.5, total_gpus=128, gpu_mix={1: 1.0})
+    flat = []
+    scored = lone._least_of_flat_piece
+    monkeypatch.setattr(lone, "_least_of_flat_piece", lambda group, lo, hi, *rest: (
+        flat.append(hi - lo), scored(group, lo, hi, *rest))[1])
+    assert_same(name, table, truth, ClusterSpec((("v100", 128),)), preds, monkeypatch)
+    assert len(flat) > 50 and max(flat) >= 32, f"flat pieces scored as arrays: {len(flat)}, longest {max(flat, default=0)}"

@@ -21,13 +21,19 @@ scores below a shared one: shared GPUs are scored only when none is idle.
 Queue order is FIFO with backfilling (a job that does not fit is passed over).
 
 Next to one resident the score is piecewise monotone in the resident's remaining time, so the
-best GPU of a group of one-job GPUs is found without scoring them all (coloc.policies.lone);
-the choice, ties included, is the one scoring every GPU gives.
+best GPU of a group of one-job GPUs is found without scoring them all (coloc.policies.lone),
+and the score's values at the ends of its pieces bound the whole group: groups are visited
+least bound first and the search stops at the first whose bound is above the best found. The
+choice, ties included, is the one scoring every GPU gives.
 """
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from coloc.policies.base import Policy, fill_idle, pack_singles, register
-from coloc.policies.lone import best_lone_gpu, direction
+from coloc.policies.lone import REL, best_lone_gpu, direction
 from coloc.policies.stages import per_resource_score, two_resource_score
 
 
@@ -45,6 +51,7 @@ class Isacpp(Policy):
         super().reset(view)
         self._preds = view.predictions
         self._pair_terms: dict[tuple[str, str, str], tuple[float, ...]] = {}
+        self._ranked: dict[str, tuple[int, list]] = {}
         self._util = self.use_util and view.predictions.has_util()
         # the paper's form wherever resource predictions exist; else coloc's two-resource adaptation
         self.score_form = "per-resource" if view.predictions.has_resources() else "two-resource"
@@ -56,22 +63,44 @@ class Isacpp(Policy):
         pack_singles(view, lambda job: self._best_shared(view, job))
 
     def _best_shared(self, view, job) -> int | None:
-        best_score, best_gpu = None, None
-        for device in view.cluster.devices:
-            if not view.has_solo(device, job.workload):
+        best = None
+        for device, sig, bound in self._candidates(view, job.workload):
+            if best is not None and bound - REL * (1.0 + abs(bound)) > best[0]:
+                break  # this group and the rest score above the best (bound: least score a group can reach)
+            gpus = view.cluster.shareable[device].get(sig)
+            if not gpus:
                 continue
             t_new = job.remaining / view.speed(device, job.workload)
-            for sig, gpus in view.cluster.shareable_groups(device):
-                if len(sig) >= self._cap or not view.can_share(device, sig + (job.workload,)):
+            if len(sig) == 1 and self.score_form == "two-resource":
+                best = self._best_pair(view, device, job.workload, t_new, sig[0], gpus, best)
+                continue
+            for gpu in gpus:
+                option = (self.gpu_score(view, job, device, gpu), gpu)
+                if best is None or option < best:
+                    best = option
+        return None if best is None else best[1]
+
+    def _candidates(self, view, workload: str) -> list[tuple[str, tuple[str, ...], float]]:
+        """(device, signature, least score any GPU of the group can reach) of the groups `workload` may join,
+        least bound first; -inf where no bound is known (scored first). Cached while the cluster has
+        the same groups (groups are created, never deleted)."""
+        groups = view.cluster.shareable
+        size = sum(len(g) for g in groups.values())
+        cached = self._ranked.get(workload)
+        if cached is not None and cached[0] == size:
+            return cached[1]
+        ranked = []
+        for device in view.cluster.devices:
+            if not view.has_solo(device, workload):
+                continue
+            for sig in groups[device]:
+                if len(sig) >= self._cap or not view.can_share(device, sig + (workload,)):
                     continue
-                if len(sig) == 1 and self.score_form == "two-resource":
-                    scores = [self._best_pair(view, device, job.workload, t_new, sig[0], gpus)]
-                else:
-                    scores = [(self.gpu_score(view, job, device, gpu), gpu) for gpu in gpus]
-                for score, gpu in scores:
-                    if best_score is None or (score, gpu) < (best_score, best_gpu):
-                        best_score, best_gpu = score, gpu
-        return best_gpu
+                lone = len(sig) == 1 and self.score_form == "two-resource"
+                ranked.append((min(self._pair_ends(device, workload, sig[0])) if lone else -math.inf, device, sig))
+        ranked.sort(key=lambda c: c[0])  # stable: ties keep device, then signature order
+        self._ranked[workload] = (size, [(device, sig, bound) for bound, device, sig in ranked])
+        return self._ranked[workload][1]
 
     def summary_fields(self) -> dict:
         return {"isacpp_score_form": self.score_form}
@@ -81,31 +110,43 @@ class Isacpp(Policy):
             return 1.0 / factor
         return 1.0 / factor + max(1.0, sum(self._preds.util(device, w) for w in workloads))
 
-    def _best_pair(self, view, device: str, new: str, t_new: float, old: str, gpus):
-        """Least (gpu_score, gpu) in closed form over a group of GPUs each holding one job of workload `old`."""
-        terms = self._pair_terms.get((device, new, old))
-        if terms is None:
-            terms = self._pair_terms[(device, new, old)] = self._terms(device, new, old)
-        n_new, n_old, c_new, c_old, alone_new, alone_old = terms
+    def _best_pair(self, view, device: str, new: str, t_new: float, old: str, gpus, best=None):
+        """Least (gpu_score, gpu) over a group of GPUs each holding one job of workload `old`, and `best`."""
+        n_new, n_old, c_new, c_old, alone_new, alone_old = self._pair_terms_of(device, new, old)
         residents, now = view.cluster.residents, view.now
 
         def remaining(gpu: int) -> float:
             resident = residents[gpu][0]
             return resident.remaining_at(now) / resident.speed
 
-        def score(t_old: float) -> float:
-            stage = min(t_new / n_new, t_old / n_old)
+        def score(t_old):  # a number, or an array (coloc.policies.lone scores flat pieces at once)
+            stage = np.minimum(t_new / n_new, t_old / n_old) if isinstance(t_old, np.ndarray) \
+                else min(t_new / n_new, t_old / n_old)
             i_new = stage / t_new * c_new + (t_new - n_new * stage) / t_new * alone_new
             i_old = stage / t_old * c_old + (t_old - n_old * stage) / t_old * alone_old
             return i_new + i_old
 
         if view.spec.share_multi_gpu:  # a lone gang job's speed follows its other GPUs: no fixed order
-            return min((score(remaining(gpu)), gpu) for gpu in gpus)
+            return min([(score(remaining(gpu)), gpu) for gpu in gpus] + ([best] if best else []))
         # resident ends first (t_old < n_old t_new / n_new):
         #   i_new = alone_new + t_old (c_new - n_new alone_new) / (n_old t_new), i_old constant;
         # new job ends first: i_old = alone_old + (t_new / n_new) (c_old - n_old alone_old) / t_old, i_new constant
         return best_lone_gpu(gpus, now, remaining, score, n_old * (t_new / n_new),
-                             direction(c_new - n_new * alone_new), -direction(c_old - n_old * alone_old))
+                             direction(c_new - n_new * alone_new), -direction(c_old - n_old * alone_old),
+                             self._pair_ends(device, new, old), best)
+
+    def _pair_ends(self, device: str, new: str, old: str) -> tuple[float, float, float]:
+        """Two-resource score of a `new` job next to one `old` job as the resident's remaining time goes to 0
+        (c_old / n_old + alone_new), where both end together (c_new / n_new + c_old / n_old) and to infinity
+        (c_new / n_new + alone_old). The score is monotone between them (coloc.policies.lone)."""
+        n_new, n_old, c_new, c_old, alone_new, alone_old = self._pair_terms_of(device, new, old)
+        return c_old / n_old + alone_new, c_new / n_new + c_old / n_old, c_new / n_new + alone_old
+
+    def _pair_terms_of(self, device: str, new: str, old: str) -> tuple[float, ...]:
+        terms = self._pair_terms.get((device, new, old))
+        if terms is None:
+            terms = self._pair_terms[(device, new, old)] = self._terms(device, new, old)
+        return terms
 
     def _terms(self, device: str, new: str, old: str) -> tuple[float, ...]:
         """(n_new, n_old, contention of each co-located, of each alone) of a new `new` next to an `old`."""

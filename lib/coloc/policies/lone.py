@@ -9,35 +9,50 @@ job types' numbers; 0 when flat or unknown). A GpuGroup keeps its GPUs ordered b
 scan starts there and stops as soon as no GPU further on can score below the best so far,
 allowing for rounding (in t and in the score). Ties go to the lowest GPU, and the scores are
 the caller's own floating-point expression, so the choice is exactly that of scoring every
-GPU. A flat piece (direction 0) is scanned whole.
+GPU. A flat piece (direction 0) is scored whole (as one array when long: its scores differ only
+by rounding, so any GPU of it may win). Given the score's values at the ends of the pieces, a
+piece whose least end is above the best option found so far (in this group or another) is
+passed over whole.
 """
 from __future__ import annotations
 
 import bisect
 from collections.abc import Callable
 
+import numpy as np
+
 REL = 1e-10  # rounding allowance, relative: the order's times (in t) and the scores
+VECTOR_MIN = 16  # a flat piece of at least this many GPUs is scored as one array
 
 
 def best_lone_gpu(group, now: float, remaining: Callable[[int], float], score: Callable[[float], float],
-                  split: float, below: int, above: int) -> tuple[float, int] | None:
-    """Least (score(remaining(gpu)), gpu) over `group` (a GpuGroup of one-job GPUs); None if empty.
+                  split: float, below: int, above: int, ends: tuple[float, float, float] | None = None,
+                  best: tuple[float, int] | None = None) -> tuple[float, int] | None:
+    """Least (score(remaining(gpu)), gpu) over `group` (a GpuGroup of one-job GPUs) and `best`; None if both empty.
 
-    remaining(gpu): the resident's solo remaining time as the caller computes it; score(t): the
-    caller's score for a resident with remaining time t; below / above: +1 if the score rises
-    with t for t < split / t >= split, -1 if it falls, 0 if neither is known.
+    remaining(gpu): the resident's solo remaining time as the caller computes it (for GPUs not yet in
+    the order; the order's come from the group, computed the same way); score(t): the caller's score
+    for a resident with remaining time t, a number or an array of them; below / above: +1 if the score rises
+    with t for t < split / t >= split, -1 if it falls, 0 if neither is known. ends: the score's
+    values (exact arithmetic) as t -> 0, at t = split and as t -> infinity, when known: a piece whose
+    least end is above `best` (the least option found elsewhere) is passed over whole.
     """
-    best = None
     order = group.by_finish(now)
     for gpu in group.unordered():
         option = (score(remaining(gpu)), gpu)
         best = option if best is None or option < best else best
     cut = bisect.bisect_left(order, (now + split, -1))
-    for lo, hi, direction in ((0, cut, below), (cut, len(order), above)):
+    pieces = ((0, cut, below, ends and min(ends[0], ends[1])), (cut, len(order), above, ends and min(ends[1], ends[2])))
+    for lo, hi, direction, floor in pieces:
+        if best is not None and floor is not None and floor - REL * (1.0 + abs(floor)) > best[0]:
+            continue
+        if direction == 0 and hi - lo >= VECTOR_MIN:
+            best = _least_of_flat_piece(group, lo, hi, now, score, best)
+            continue
         indices = range(lo, hi) if direction >= 0 else range(hi - 1, lo - 1, -1)
         for i in indices:
             key, gpu = order[i]
-            t = remaining(gpu)
+            t = group.solo_time(i, now)
             option = (score(t), gpu)
             best = option if best is None or option < best else best
             if direction:
@@ -48,6 +63,19 @@ def best_lone_gpu(group, now: float, remaining: Callable[[int], float], score: C
                     if bound - REL * (1.0 + abs(bound)) > best[0]:
                         break
     return best
+
+
+def _least_of_flat_piece(group, lo: int, hi: int, now: float, score, best):
+    """Least (score, gpu) of order[lo:hi] and `best`, scoring the piece's GPUs as one array.
+
+    On a flat piece the scores differ only by rounding, so every GPU is scored; `score` applied to an
+    array does the scalar's floating-point operations element-wise, so the values are the scalar's.
+    """
+    scores = score(group.solo_times(lo, hi, now))
+    least = scores.min()
+    gpu = int(group.gpus_at(lo, hi)[scores == least].min())
+    option = (float(least), gpu)
+    return option if best is None or option < best else best
 
 
 def direction(slope: float) -> int:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
+import numpy as np
+
 from coloc.sim.job import Job
 
 
@@ -66,10 +68,13 @@ class GpuGroup:
     stays in the group and the order, computed once per GPU, holds at any later time
     (in floating point to within a few units in the last place: users allow for it).
     A GPU enters the order at the first `by_finish` after its resident's rate is set;
-    until then it is in `unordered()` (jobs placed in the current round).
+    until then it is in `unordered()` (jobs placed in the current round). The residents'
+    progress state (remaining work, rate, last update, speed) is fixed while they are in the
+    order, so it is kept beside it: `solo_time(i, now)` / `solo_times(lo, hi, now)` give the
+    remaining solo times of the order's residents without visiting the jobs.
     """
 
-    __slots__ = ("_gpus", "_residents", "_pending", "_keys", "_order")
+    __slots__ = ("_gpus", "_residents", "_pending", "_keys", "_order", "_order_gpus", "_state")
 
     def __init__(self, residents: list[list[Job]]):
         self._gpus: list[int] = []
@@ -77,6 +82,8 @@ class GpuGroup:
         self._pending: set[int] = set()
         self._keys: dict[int, float] = {}
         self._order: list[tuple[float, int]] = []
+        self._order_gpus: list[int] = []  # the order's GPUs, alone (for arrays)
+        self._state: tuple[list[float], ...] = ([], [], [], [])  # remaining, rate, last_update, speed; as _order
 
     def __len__(self) -> int:
         return len(self._gpus)
@@ -107,7 +114,11 @@ class GpuGroup:
             self._pending.discard(gpu)
             return
         key = self._keys.pop(gpu)
-        del self._order[bisect.bisect_left(self._order, (key, gpu))]
+        at = bisect.bisect_left(self._order, (key, gpu))
+        del self._order[at]
+        del self._order_gpus[at]
+        for column in self._state:
+            del column[at]
 
     def by_finish(self, now: float) -> list[tuple[float, int]]:
         """[(time the lone resident would finish alone, gpu)] sorted, for GPUs whose resident's rate is set."""
@@ -116,9 +127,37 @@ class GpuGroup:
                 job = self._residents[gpu][0]
                 key = now + job.remaining_at(now) / job.speed
                 self._keys[gpu] = key
-                bisect.insort(self._order, (key, gpu))
+                at = bisect.bisect_left(self._order, (key, gpu))
+                self._order.insert(at, (key, gpu))
+                self._order_gpus.insert(at, gpu)
+                for column, value in zip(self._state, (job.remaining, job.rate, job.last_update, job.speed)):
+                    column.insert(at, value)
                 self._pending.discard(gpu)
         return self._order
+
+    def solo_time(self, i: int, now: float) -> float:
+        """Remaining solo time at `now` of the resident at place i of the order (as Job.remaining_at(now) / speed)."""
+        remaining, rate, last_update, speed = self._state
+        return (remaining[i] - rate[i] * (now - last_update[i])) / speed[i]
+
+    def solo_times(self, lo: int, hi: int, now: float) -> np.ndarray:
+        """solo_time of places lo..hi-1, as an array (the same floating-point operations, element-wise)."""
+        remaining, rate, last_update, speed = (np.array(column[lo:hi], dtype=float) for column in self._state)
+        return (remaining - rate * (now - last_update)) / speed
+
+    def gpus_at(self, lo: int, hi: int) -> np.ndarray:
+        """The GPUs at places lo..hi-1 of the order, as an array."""
+        return np.array(self._order_gpus[lo:hi], dtype=np.int64)
+
+    def check(self) -> None:
+        """The kept progress state equals the single-GPU residents' (slow; for Cluster.check)."""
+        for i, (key, gpu) in enumerate(self._order):
+            job = self._residents[gpu][0]
+            if job.num_gpus > 1:
+                continue  # a lone gang job's speed follows its other GPUs: its order is not used
+            kept = tuple(column[i] for column in self._state)
+            if kept != (job.remaining, job.rate, job.last_update, job.speed):
+                raise CapacityError(f"GPU {gpu}: kept progress {kept} of job {job.job_id} is stale")
 
     def unordered(self) -> set[int]:
         """GPUs not (yet) in `by_finish`'s order: their resident was placed in this round."""
@@ -193,7 +232,8 @@ class Cluster:
 
     def signature(self, gpu: int) -> tuple[str, ...]:
         """Sorted workloads on `gpu`."""
-        return tuple(sorted(j.workload for j in self.residents[gpu]))
+        here = self.residents[gpu]
+        return (here[0].workload,) if len(here) == 1 else tuple(sorted(j.workload for j in here))
 
     def add(self, job: Job, gpus: tuple[int, ...]) -> None:
         """Put `job` on `gpus` (checked: capacity, one device type, idle GPUs for exclusive jobs)."""
@@ -303,5 +343,6 @@ class Cluster:
                 if gpus != sorted(set(gpus)) or any(self.signature(g) != sig or len(sig) >= self.cap for g in gpus):
                     raise CapacityError(f"{device} GPUs indexed as holding {sig}, {gpus[:5]}..., are not sorted or "
                                         f"hold other jobs")
+                group.check()
         if self.busy != self.num_gpus - sum(free.values()):
             raise CapacityError(f"busy count {self.busy} differs from a recount")
