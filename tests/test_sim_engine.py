@@ -146,3 +146,22 @@ def test_exclusive_busy_time_equals_gpu_seconds_run():
     gpu_seconds = float((result.jobs["run_time"] * result.jobs["num_gpus"]).sum())
     assert time_integral(result.timeline, "busy_gpus", end) == pytest.approx(gpu_seconds)
     assert result.jobs["start_time"].notna().all()
+
+
+def test_numbers_checked_as_columns_make_the_jobs_the_row_by_row_check_makes():
+    """The trace's numbers are checked a column at a time when all are valid; the jobs equal _job's, types included."""
+    from coloc.sim import traces
+    from coloc.sim.view import Profile
+    table = pd.DataFrame({"job_id": [3.0, 1.0, 2.0], "submit_time": [0, 5, 5], "duration": [10.0, 2.5, 7],
+                          "num_gpus": [1.0, 2.0, 1.0], "workload": ["a", "b", "c"]})
+    table["duration"] = table["duration"].astype(float)
+    jobs = traces.jobs_from_trace(table, Profile.of(truth_abc()), ClusterSpec((("v100", 2),)))
+    fields = ("job_id", "submit_time", "duration", "num_gpus", "workload")
+    made = [tuple((getattr(j, f), type(getattr(j, f))) for f in fields) for j in jobs.values()]
+    by_row = [tuple((getattr(j, f), type(getattr(j, f))) for f in fields)
+              for j in (traces._job(row, i) for i, row in enumerate(table[list(fields)].itertuples(index=False)))]
+    assert made == by_row
+    assert [type(v) for v, _ in made[0]] == [int, float, float, int, str]
+    bad = table.assign(num_gpus=[1.0, 1.5, 1.0])
+    with pytest.raises(ValueError, match="job 1 \\(row 1\\): num_gpus 1.5; expected an integer >= 1"):
+        traces.jobs_from_trace(bad, Profile.of(truth_abc()), ClusterSpec((("v100", 2),)))

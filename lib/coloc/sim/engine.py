@@ -77,6 +77,8 @@ class Simulator:
 
     def _refresh_rates(self) -> None:
         view = self.view
+        if not view.dirty:
+            return
         residents = view.cluster.residents
         affected = {j.job_id: j for gpu in view.dirty for j in residents[gpu]}
         view.dirty.clear()

@@ -236,8 +236,13 @@ def jobs_from_trace(trace: pd.DataFrame, profile, spec) -> dict[int, Job]:
         raise ValueError("trace table: no jobs; expected at least one row")
     jobs: dict[int, Job] = {}
     usable: dict[str, int] = {}
-    for row_number, row in enumerate(trace[list(TRACE_COLUMNS)].itertuples(index=False)):
-        job = _job(row, row_number)
+    table = trace[list(TRACE_COLUMNS)]
+    columns = _valid_columns(table)
+    if columns is not None:  # every number checked at once
+        made = (Job(*values) for values in zip(*columns))
+    else:  # row by row, to name the first bad value
+        made = (_job(row, row_number) for row_number, row in enumerate(table.itertuples(index=False)))
+    for row_number, job in enumerate(made):
         if job.job_id in jobs:
             raise ValueError(f"trace table: job_id {job.job_id} appears more than once (row {row_number})")
         if job.workload not in usable:
@@ -252,6 +257,23 @@ def jobs_from_trace(trace: pd.DataFrame, profile, spec) -> dict[int, Job]:
         job.shareable = job.num_gpus == 1 or spec.share_multi_gpu
         jobs[job.job_id] = job
     return jobs
+
+
+def _valid_columns(table: pd.DataFrame) -> tuple[list, ...] | None:
+    """(job ids, submit times, durations, GPU counts, workloads) as Python values, as _job makes them, when
+    every number is valid (numeric columns, ids and GPU counts whole, times finite and in range); else None."""
+    numbers = [table[c].to_numpy() for c in ("job_id", "submit_time", "duration", "num_gpus")]
+    if any(column.dtype.kind not in "iuf" for column in numbers):
+        return None
+    ids, submit, duration, gpus = (column.astype(float) for column in numbers)
+    with np.errstate(invalid="ignore"):
+        valid = (np.isfinite(ids) & (ids == np.floor(ids)) & np.isfinite(submit) & (submit >= 0)
+                 & np.isfinite(duration) & (duration > 0) & np.isfinite(gpus) & (gpus == np.floor(gpus)) & (gpus >= 1))
+    if not valid.all():
+        return None
+    whole = [column.tolist() if column.dtype.kind in "iu" else column.astype(np.int64).tolist()
+             for column in (numbers[0], numbers[3])]
+    return (whole[0], submit.tolist(), duration.tolist(), whole[1], [str(w) for w in table["workload"].tolist()])
 
 
 def _job(row, row_number: int) -> Job:
