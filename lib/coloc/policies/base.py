@@ -138,7 +138,10 @@ def fill_idle(view) -> None:
         if not place_exclusive(view, job):
             # mixed devices: the first fitting job has no solo throughput where GPUs are idle
             for other in queue.ordered(cluster.max_free()):
-                place_exclusive(view, other)
+                if other.num_gpus <= cluster.max_free():  # (a larger job fits nowhere: no need to try)
+                    place_exclusive(view, other)
+                if cluster.max_free() == 0:
+                    return
             return
 
 

@@ -105,20 +105,22 @@ class GpuGroup:
         bisect.insort(self._gpus, gpu)
         self._pending.add(gpu)
 
-    def discard(self, gpu: int) -> None:
+    def discard(self, gpu: int) -> bool:
+        """Take `gpu` out of the group; False if it was not in it."""
         i = bisect.bisect_left(self._gpus, gpu)
         if i == len(self._gpus) or self._gpus[i] != gpu:
-            return
+            return False
         del self._gpus[i]
         if gpu in self._pending:
             self._pending.discard(gpu)
-            return
+            return True
         key = self._keys.pop(gpu)
         at = bisect.bisect_left(self._order, (key, gpu))
         del self._order[at]
         del self._order_gpus[at]
         for column in self._state:
             del column[at]
+        return True
 
     def by_finish(self, now: float) -> list[tuple[float, int]]:
         """[(time the lone resident would finish alone, gpu)] sorted, for GPUs whose resident's rate is set."""
@@ -179,6 +181,8 @@ class Cluster:
         self.free_count = {d: 0 for d in self.devices}
         self._nodes_by_free = {d: [[] for _ in range(spec.gpus_per_node + 1)] for d in self.devices}
         self.shareable: dict[str, dict[tuple[str, ...], GpuGroup]] = {d: {} for d in self.devices}
+        self._open: dict[str, dict[tuple[str, ...], GpuGroup]] = {d: {} for d in self.devices}  # non-empty ones
+        self._shareable_gpus = 0
         self.shared_gpus: set[int] = set()
         # a policy that sets newly_shared to a set gets there every GPU whose set of 2+ jobs changes
         self.newly_shared: set[int] | None = None
@@ -285,9 +289,12 @@ class Cluster:
         if not here:
             self._set_free(gpu, device, free=False)
             return
-        group = self.shareable[device].get(self.signature(gpu))
-        if group is not None:
-            group.discard(gpu)
+        sig = self.signature(gpu)
+        group = self.shareable[device].get(sig)
+        if group is not None and group.discard(gpu):
+            self._shareable_gpus -= 1
+            if not group:
+                del self._open[device][sig]
         self.shared_gpus.discard(gpu)
 
     def _index(self, gpu: int) -> None:
@@ -306,13 +313,16 @@ class Cluster:
             if group is None:
                 group = self.shareable[device][sig] = GpuGroup(self.residents)
             group.add(gpu)
+            self._shareable_gpus += 1
+            if len(group) == 1:
+                self._open[device][sig] = group
 
     def shareable_groups(self, device: str):
-        """(signature, GPUs) pairs of GPUs that can take one more job; empty groups skipped."""
-        return [(sig, gpus) for sig, gpus in self.shareable[device].items() if gpus]
+        """(signature, GPUs) pairs of GPUs that can take one more job, the non-empty groups (in no fixed order)."""
+        return list(self._open[device].items())
 
     def any_shareable(self) -> bool:
-        return any(gpus for groups in self.shareable.values() for gpus in groups.values())
+        return self._shareable_gpus > 0
 
     def co_runners(self, job: Job, gpu: int) -> list[Job]:
         return [j for j in self.residents[gpu] if j is not job]
@@ -344,5 +354,10 @@ class Cluster:
                     raise CapacityError(f"{device} GPUs indexed as holding {sig}, {gpus[:5]}..., are not sorted or "
                                         f"hold other jobs")
                 group.check()
+                if bool(group) != (sig in self._open[device]):
+                    raise CapacityError(f"{device} group {sig} holds {len(group)} GPUs but is listed "
+                                        f"{'closed' if group else 'open'}")
+        if self._shareable_gpus != sum(len(g) for groups in self.shareable.values() for g in groups.values()):
+            raise CapacityError(f"shareable GPU count {self._shareable_gpus} differs from a recount")
         if self.busy != self.num_gpus - sum(free.values()):
             raise CapacityError(f"busy count {self.busy} differs from a recount")
