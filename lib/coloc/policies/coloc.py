@@ -23,7 +23,11 @@ measured pairs (no spread): an UPPER BOUND, not a predictor.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from coloc.policies.base import Policy, fill_idle, register
+from coloc.policies.ends import PredictedEnds
+from coloc.policies.lone import VECTOR_MIN
 from coloc.policies.stages import pair_finish_times, run_stages
 from coloc.sim.predictions import Predictions
 from coloc.sim.queue import fifo_key
@@ -51,6 +55,7 @@ class JctPack(Policy):
         super().reset(view)
         self._preds = self._predictions(view)
         self._cache: dict[tuple[str, str, str], float] = {}
+        self._ends = PredictedEnds(view, lambda job: self._predicted_factor(view, job)) if self.wait_rule else None
         cap = view.cluster.cap
         self._cap = min(cap, self.max_jobs_per_gpu) if self.max_jobs_per_gpu else cap
 
@@ -67,27 +72,25 @@ class JctPack(Policy):
             if not cluster.any_shareable():
                 return
             if self.wait_rule and ends is None:
-                ends = self._predicted_ends(view)
-            wait = ends[min(waiting, len(ends) - 1)] if ends else None
+                ends = self._ends.sorted_at(view)
+            wait = float(ends[min(waiting, len(ends) - 1)]) if ends is not None and len(ends) else None
             gpu = self._best_gpu(view, job, wait)
             if gpu is None:
                 waiting += 1
             else:
                 view.place(job, (gpu,))
 
-    def _predicted_ends(self, view) -> list[float]:
-        """Sorted predicted times until each running job ends (co-located ones at predicted speed)."""
-        ends = []
-        for job in view.running.values():
-            factor = 1.0  # a gang job runs at its slowest GPU
-            for gpu in job.gpus:
-                here = 1.0
-                for other in view.cluster.residents[gpu]:
-                    if other is not job:
-                        here *= self._norm(job.device, job.workload, other.workload)
-                factor = min(factor, here)
-            ends.append(job.remaining_at(view.now) / job.speed / factor)
-        return sorted(ends)
+    def _predicted_factor(self, view, job) -> float:
+        """A running job's predicted (pessimistic) normalized throughput with its co-runners; a gang job
+        runs at its slowest GPU. Its predicted end (coloc.policies.ends) is remaining time / this."""
+        factor = 1.0
+        for gpu in job.gpus:
+            here = 1.0
+            for other in view.cluster.residents[gpu]:
+                if other is not job:
+                    here *= self._norm(job.device, job.workload, other.workload)
+            factor = min(factor, here)
+        return factor
 
     def _norm(self, device: str, a: str, b: str) -> float:
         """Pessimistic predicted normalized throughput of a next to b: prediction - risk x spread."""
@@ -123,11 +126,48 @@ class JctPack(Policy):
                 gains_throughput = self.admissible(device, members)
                 if not gains_throughput and wait is None:
                     continue
-                for gpu, cost in self._added_times(view, device, job.workload, t_new, sig, gpus):
-                    # cost - wait < 0: packed, the jobs finish sooner in sum than if this one waited
-                    if (gains_throughput or cost < wait) and (best is None or (cost, gpu) < best):
-                        best = (cost, gpu)
+                # cost - wait < 0: packed, the jobs finish sooner in sum than if this one waited
+                option = self._cheapest(view, device, job.workload, t_new, sig, gpus,
+                                        None if gains_throughput else wait)
+                if option is not None and (best is None or option < best):
+                    best = option
         return None if best is None else best[1]
+
+    def _cheapest(self, view, device: str, workload: str, t_new: float, sig, gpus, below: float | None):
+        """Least (added completion time, gpu) of one group, among GPUs adding less than `below` (if given)."""
+        if len(sig) == 1 and len(gpus) >= VECTOR_MIN and not view.spec.share_multi_gpu:
+            return self._cheapest_lone(view, device, workload, t_new, sig[0], gpus, below)
+        best = None
+        for gpu, cost in self._added_times(view, device, workload, t_new, sig, gpus):
+            if (below is None or cost < below) and (best is None or (cost, gpu) < best):
+                best = (cost, gpu)
+        return best
+
+    def _cheapest_lone(self, view, device: str, workload: str, t_new: float, old: str, group, below):
+        """_cheapest over a group of GPUs each holding one single-GPU job, as arrays: the residents'
+        remaining times from the progress the group keeps, the closed form of _added_times element-wise."""
+        n_new, n_old = self._norm(device, workload, old), self._norm(device, old, workload)
+        now = view.now
+        ordered = len(group.by_finish(now))
+        t_old = group.solo_times(0, ordered, now)
+        a, b = t_new / n_new, t_old / n_old
+        first = a <= b  # the new job ends first (stages.pair_finish_times)
+        f_new = np.where(first, a, b + (t_new - n_new * b))
+        f_old = np.where(first, a + (t_old - n_old * a), b)
+        cost = f_new + f_old - t_new - t_old
+        gpus = group.gpus_at(0, ordered)
+        if below is not None:
+            allowed = cost < below
+            cost, gpus = cost[allowed], gpus[allowed]
+        best = None
+        if len(cost):
+            least = cost.min()
+            best = (float(least), int(gpus[cost == least].min()))
+        rest = sorted(group.unordered())
+        for gpu, cost in self._added_times(view, device, workload, t_new, (old,), rest):
+            if (below is None or cost < below) and (best is None or (cost, gpu) < best):
+                best = (cost, gpu)
+        return best
 
     def _added_times(self, view, device: str, workload: str, t_new: float, sig, gpus):
         """(gpu, completion time packing adds) per GPU of one group; closed form for one resident."""

@@ -74,7 +74,7 @@ class GpuGroup:
     remaining solo times of the order's residents without visiting the jobs.
     """
 
-    __slots__ = ("_gpus", "_residents", "_pending", "_keys", "_order", "_order_gpus", "_state")
+    __slots__ = ("_gpus", "_residents", "_pending", "_keys", "_order", "_order_gpus", "_state", "_arrays")
 
     def __init__(self, residents: list[list[Job]]):
         self._gpus: list[int] = []
@@ -84,6 +84,7 @@ class GpuGroup:
         self._order: list[tuple[float, int]] = []
         self._order_gpus: list[int] = []  # the order's GPUs, alone (for arrays)
         self._state: tuple[list[float], ...] = ([], [], [], [])  # remaining, rate, last_update, speed; as _order
+        self._arrays: tuple[np.ndarray, ...] | None = None  # _state and _order_gpus as arrays, until the order changes
 
     def __len__(self) -> int:
         return len(self._gpus)
@@ -118,6 +119,7 @@ class GpuGroup:
         at = bisect.bisect_left(self._order, (key, gpu))
         del self._order[at]
         del self._order_gpus[at]
+        self._arrays = None
         for column in self._state:
             del column[at]
         return True
@@ -132,6 +134,7 @@ class GpuGroup:
                 at = bisect.bisect_left(self._order, (key, gpu))
                 self._order.insert(at, (key, gpu))
                 self._order_gpus.insert(at, gpu)
+                self._arrays = None
                 for column, value in zip(self._state, (job.remaining, job.rate, job.last_update, job.speed)):
                     column.insert(at, value)
                 self._pending.discard(gpu)
@@ -144,12 +147,18 @@ class GpuGroup:
 
     def solo_times(self, lo: int, hi: int, now: float) -> np.ndarray:
         """solo_time of places lo..hi-1, as an array (the same floating-point operations, element-wise)."""
-        remaining, rate, last_update, speed = (np.array(column[lo:hi], dtype=float) for column in self._state)
+        remaining, rate, last_update, speed = (column[lo:hi] for column in self._as_arrays()[:4])
         return (remaining - rate * (now - last_update)) / speed
 
     def gpus_at(self, lo: int, hi: int) -> np.ndarray:
         """The GPUs at places lo..hi-1 of the order, as an array."""
-        return np.array(self._order_gpus[lo:hi], dtype=np.int64)
+        return self._as_arrays()[4][lo:hi]
+
+    def _as_arrays(self) -> tuple[np.ndarray, ...]:
+        if self._arrays is None:
+            self._arrays = (*(np.array(column, dtype=float) for column in self._state),
+                            np.array(self._order_gpus, dtype=np.int64))
+        return self._arrays
 
     def check(self) -> None:
         """The kept progress state equals the single-GPU residents' (slow; for Cluster.check)."""

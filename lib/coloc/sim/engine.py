@@ -82,6 +82,8 @@ class Simulator:
         residents = view.cluster.residents
         affected = {j.job_id: j for gpu in view.dirty for j in residents[gpu]}
         view.dirty.clear()
+        if view.changed_jobs is not None:
+            view.changed_jobs.update(affected)
         for job_id in sorted(affected):
             job = affected[job_id]
             factor, shared = self._factor(job)

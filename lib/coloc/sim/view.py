@@ -69,6 +69,9 @@ class SchedulerView:
         self.restart_cost_s = float(restart_cost_s)
         self.effective = 0.0          # sum over running jobs of num_gpus x factor
         self.dirty: set[int] = set()  # GPUs whose jobs changed since the Simulator last set rates
+        # a policy that sets changed_jobs to a set gets there the id of every job placed, stopped, probed, sharing
+        # a GPU with one of those, or whose rate the Simulator looked at again (its progress state may have changed)
+        self.changed_jobs: set[int] | None = None
         self.stats = {"events": 0, "rounds": 0, "decision_time_s": 0.0, "preemptions": 0,
                       "migrations": 0, "placements": 0, "probe_gpu_s": 0.0}
         self._share_cache: dict = {}
@@ -128,6 +131,7 @@ class SchedulerView:
         self.running[job.job_id] = job
         self.dirty.update(gpus)
         self.stats["placements"] += 1
+        self._log_change(job)
 
     def preempt(self, job: Job) -> None:
         """Stop a running job and put it back in the queue (it pays the restart cost later)."""
@@ -166,6 +170,7 @@ class SchedulerView:
         job.overhead += extra
         job.remaining += extra
         self.stats["probe_gpu_s"] += seconds * job.num_gpus
+        self._log_change(job)
 
     # ----- bookkeeping shared with the Simulator ------------------------------------------
     def _stop(self, job: Job) -> None:
@@ -178,6 +183,14 @@ class SchedulerView:
         job.colocated = False
         job.version += 1
         del self.running[job.job_id]
+        self._log_change(job)
+
+    def _log_change(self, job: Job) -> None:
+        """Log `job` and the jobs on its GPUs (their co-runners changed) for a policy that keeps changed_jobs."""
+        if self.changed_jobs is not None:
+            self.changed_jobs.add(job.job_id)
+            for gpu in job.gpus:
+                self.changed_jobs.update(j.job_id for j in self.cluster.residents[gpu])
 
     def _settle(self, job: Job) -> None:
         """Account a job's progress and times from its last update to now."""

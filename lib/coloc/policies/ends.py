@@ -1,0 +1,66 @@
+"""Predicted time until each running job ends, kept across rounds (coloc's wait rule).
+
+A running job's predicted end is its remaining work at `now` over its solo speed and over its
+predicted factor (given by the policy: the product of its predicted normalized throughputs next to
+its co-runners, least over its GPUs): remaining_at(now) / speed / factor. Only the jobs the view
+logs as changed since the last look (`SchedulerView.changed_jobs`: placed, stopped, rate or
+co-runners changed, probed) are read again; the others' progress state is kept in arrays, and the
+ends are computed from them element-wise with the same floating-point operations, so they are the
+values a loop over the running jobs gives, bit for bit.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from coloc.sim.job import Job
+
+REMAINING, RATE, LAST_UPDATE, SPEED, FACTOR = range(5)
+
+
+class PredictedEnds:
+    """The running jobs' predicted ends, sorted, at any time; `factor(job)` is the policy's predicted factor."""
+
+    def __init__(self, view, factor: Callable[[Job], float]):
+        self._factor = factor
+        self._slot: dict[int, int] = {}
+        self._free: list[int] = []
+        self._used = 0  # slots handed out so far
+        self._state = np.zeros((5, 64))
+        self._live = np.zeros(64, dtype=bool)
+        view.changed_jobs = set(view.running)
+
+    def sorted_at(self, view) -> np.ndarray:
+        """Predicted times until each running job ends, at view.now, ascending."""
+        for job_id in view.changed_jobs:
+            job = view.running.get(job_id)
+            if job is None:
+                self._drop(job_id)
+            else:
+                self._keep(job)
+        view.changed_jobs.clear()
+        state = self._state[:, self._live]
+        left = state[REMAINING] - state[RATE] * (view.now - state[LAST_UPDATE])  # Job.remaining_at
+        return np.sort(left / state[SPEED] / state[FACTOR])
+
+    def _keep(self, job: Job) -> None:
+        slot = self._slot.get(job.job_id)
+        if slot is None:
+            slot = self._slot[job.job_id] = self._free.pop() if self._free else self._grow()
+        self._state[:, slot] = (job.remaining, job.rate, job.last_update, job.speed, self._factor(job))
+        self._live[slot] = True
+
+    def _drop(self, job_id: int) -> None:
+        slot = self._slot.pop(job_id, None)
+        if slot is not None:
+            self._live[slot] = False
+            self._free.append(slot)
+
+    def _grow(self) -> int:
+        """A new slot at the end, doubling the arrays when full."""
+        slot, self._used = self._used, self._used + 1
+        if slot >= self._live.size:
+            self._state = np.concatenate([self._state, np.zeros_like(self._state)], axis=1)
+            self._live = np.concatenate([self._live, np.zeros_like(self._live)])
+        return slot
