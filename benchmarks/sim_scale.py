@@ -3,6 +3,7 @@
     nice -n 10 python benchmarks/sim_scale.py [--jobs 10000 100000 1000000] [--gpus 1000 10000]
         [--clusters v100 mixed] [--policies fifo isacpp ...] [--limit-s 600] [--out scale.csv]
         [--figure scale.png]
+    python benchmarks/sim_scale.py --from a.csv b.csv [--figure scale.png]   (earlier runs' tables together)
 
 A point is one policy on one synthetic trace (Poisson arrivals at offered load 1.1, log-normal
 durations with a median of 30 min, GPU counts 1:8, 2:1, 4:1, every job type of the reference
@@ -165,12 +166,17 @@ def main() -> None:
     parser.add_argument("--util-predictor", default="horus")
     parser.add_argument("--out", type=Path, help="write the table as CSV")
     parser.add_argument("--figure", type=Path, help="write the log-log figure (PNG)")
+    parser.add_argument("--from", dest="tables", type=Path, nargs="+",
+                        help="run nothing: print the table, exponents and figure of earlier --out files together")
     parser.add_argument("--point", nargs=4, metavar=("POLICY", "JOBS", "GPUS", "CLUSTER"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.point:
         print(json.dumps(point(args)))
         return
 
+    if args.tables:
+        report(pd.concat([pd.read_csv(path) for path in args.tables], ignore_index=True), args)
+        return
     from coloc import policies
     names = args.policies or policies.names()
     _, _, source = load_tables(args.processed, args.raw_dir)
@@ -190,7 +196,11 @@ def main() -> None:
                               f"(CPU {row['cpu_s']:.1f} s), "
                               f"{row['jobs_per_s']:8,.0f} jobs/s, decision {row['decision_ms_per_job']:.3f} ms/job, "
                               f"peak {row['peak_gb']:.2f} GB", flush=True)
-    table = pd.DataFrame(rows)
+    report(pd.DataFrame(rows), args)
+
+
+def report(table: pd.DataFrame, args) -> None:
+    """Print the table and the growth exponents; write the CSV (--out) and the figure (--figure)."""
     print()
     print(table.to_string(index=False, float_format=lambda v: f"{v:,.3f}"))
     growth = exponents(table)
