@@ -10,6 +10,8 @@ when none is idle (Gandiva time-slices; here the job waits instead).
 """
 from __future__ import annotations
 
+import heapq
+
 from coloc.policies.base import Policy, fill_idle, pack_singles, register
 
 
@@ -25,6 +27,7 @@ class Gandiva(Policy):
         self._bad: set[tuple[str, tuple[str, ...]]] = set()
         self._judged: dict[int, frozenset[int]] = {}
         self._fresh = view.cluster.newly_shared = set()  # shared GPUs whose current set may be unjudged
+        self._later: list[tuple[float, int]] = []  # heap of (about when observed long enough, gpu) set aside
 
     def schedule(self, view) -> None:
         self._introspect(view)
@@ -48,9 +51,12 @@ class Gandiva(Policy):
         """Judge, in GPU order, each set of jobs sharing a GPU once it has been observed `observe_s`.
 
         Only GPUs whose set changed since it was last judged are looked at (`self._fresh`, kept by
-        the cluster): a set already judged is passed over, as are GPUs no longer shared.
+        the cluster): a set already judged is passed over, as are GPUs no longer shared. A set not yet
+        observed long enough is set aside (`self._later`) until shortly before it will be.
         """
-        cluster, now, fresh = view.cluster, view.now, self._fresh
+        cluster, now, fresh, later = view.cluster, view.now, self._fresh, self._later
+        while later and later[0][0] <= now:
+            fresh.add(heapq.heappop(later)[1])
         fresh.intersection_update(cluster.shared_gpus)
         for gpu in sorted(fresh):  # a snapshot, as the set changes while jobs move
             here = list(cluster.residents[gpu])
@@ -59,6 +65,9 @@ class Gandiva(Policy):
                 fresh.discard(gpu)
                 continue
             if any(now - j.placed_at < self.observe_s for j in here):
+                observed = max(j.placed_at for j in here) + self.observe_s
+                heapq.heappush(later, (observed - 1e-9 * max(1.0, abs(observed)), gpu))  # early: rounding
+                fresh.discard(gpu)
                 continue
             self._judged[gpu] = ids
             fresh.discard(gpu)
