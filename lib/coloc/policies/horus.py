@@ -29,6 +29,16 @@ class Horus(Policy):
         super().reset(view)
         self._util = view.predictions.util
         self._cap = min(view.cluster.cap, self.max_jobs_per_gpu)
+        self._costs: dict[tuple, float | None] = {}
+
+    def _joining_cost(self, view, device: str, workload: str, u: float, sig) -> float | None:
+        """cost of a `workload` job (utilization u) joining a GPU holding `sig`; None if not allowed. Cached."""
+        key = (device, workload, sig)
+        if key not in self._costs:
+            allowed = len(sig) < self._cap and view.can_share(device, sig + (workload,))
+            total = u + sum(self._util(device, w) for w in sig)
+            self._costs[key] = self.cost(total, len(sig)) if allowed else None
+        return self._costs[key]
 
     def cost(self, total_util: float, n_jobs: int) -> float:
         gap = total_util - 1.0
@@ -59,11 +69,11 @@ class Horus(Policy):
             if not job.shareable:
                 continue
             for sig, gpus in cluster.shareable_groups(device):
-                if len(sig) >= self._cap or not view.can_share(device, sig + (job.workload,)):
+                cost = self._joining_cost(view, device, job.workload, u, sig)
+                if cost is None:
                     continue
-                total = u + sum(self._util(device, w) for w in sig)
                 gpu = gpus.first()
-                option = (self.cost(total, len(sig)), (position, 1, gpu), job, (gpu,), device)
+                option = (cost, (position, 1, gpu), job, (gpu,), device)
                 best = option if best is None or option[:2] < best[:2] else best
         if best is None:
             return None
