@@ -1,6 +1,10 @@
 """Shared fixtures: the data mirror, the real reference files fetched through coloc.sources, Gavel's tables,
 and one real CI run of the workflow (session-wide, shared by every test module that needs it).
 
+The two long runs go on in the background while other tests run: the CI run starts before the first test (when
+a test to run needs it), the SLURM test's sweep as soon as the CI run has ended (tests/slurm_sweep.py); the SLURM
+test runs last.
+
 Figures are drawn on matplotlib's non-interactive Agg backend (coloc.plots chooses none itself).
 """
 
@@ -14,16 +18,30 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 import yaml  # noqa: E402
 
+import slurm_sweep  # noqa: E402
 from coloc import datasets, sources  # noqa: E402
-from workflow_run import CI_CONFIG, snakemake  # noqa: E402
+from workflow_run import CI_CONFIG, InBackground, snakemake_command  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
+# The CI run's longest chain first (profiling, the predictors, their figures; --prioritize gives a target and what
+# it needs the highest priority), the simulations filling the gaps: the same jobs and outputs, in less time.
+CI_RUN_ARGS = ("--prioritize", "figures/predictors/gavel_random5_scatter.png", "--configfile", str(CI_CONFIG))
+CI_RUN = pytest.StashKey[tuple[Path, InBackground]]()
+
+
+def pytest_collection_modifyitems(items):
+    """tests/test_slurm.py runs last: its sweep runs in the background meanwhile (fixture ci_run)."""
+    items.sort(key=lambda item: item.path.name == "test_slurm.py")  # stable: the order is kept otherwise
+
+
+def mirror_folder() -> Path:
+    return Path(os.environ.get(sources.MIRROR_ENV) or REPO.parent / "shared" / "data").resolve()
 
 
 @pytest.fixture(scope="session")
 def mirror() -> Path:
     """The folder of byte-exact copies of the public data ($COLOC_DATA_MIRROR, else ../shared/data)."""
-    folder = Path(os.environ.get(sources.MIRROR_ENV) or REPO.parent / "shared" / "data").resolve()
+    folder = mirror_folder()
     if not folder.is_dir():
         pytest.fail(f"data mirror {folder} not found: set {sources.MIRROR_ENV} to a folder with the reference files")
     return folder
@@ -43,11 +61,38 @@ def gavel(raw_files) -> tuple[pd.DataFrame, pd.DataFrame]:
     return datasets.load_gavel(raw_files["gavel_throughputs"])
 
 
+def needs_ci_run(item: pytest.Item) -> bool:
+    return "ci_run" in item.fixturenames or item.path.name == "test_slurm.py"  # the SLURM test asks for it late
+
+
+def ci_run_started(config: pytest.Config, tmp_path_factory, mirror: Path) -> tuple[Path, InBackground]:
+    """(folder, run) of the session's CI run, started now if not yet: Snakemake on config/ci.yaml, from the
+    mirror, in a scratch folder."""
+    if CI_RUN not in config.stash:
+        workdir = tmp_path_factory.mktemp("ci_run")
+        config.stash[CI_RUN] = workdir, InBackground(snakemake_command(*CI_RUN_ARGS), cwd=workdir, mirror=mirror)
+    return config.stash[CI_RUN]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def ci_run_starts_first(request, tmp_path_factory):
+    """The CI run takes minutes: when a test to run needs it (and the mirror is there), it starts before the first
+    test and goes on in the background, and so does the SLURM test's sweep, which waits for it; the fixture ci_run
+    waits for it too. Stopped if the session ends first."""
+    if mirror_folder().is_dir() and any(needs_ci_run(item) for item in request.session.items):
+        workdir, run = ci_run_started(request.config, tmp_path_factory, mirror_folder())
+        slurm_sweep.start_if_selected(request.session, workdir, tmp_path_factory, lambda: run.wait() == 0)
+    yield
+    if CI_RUN in request.config.stash:
+        request.config.stash[CI_RUN][1].stop()
+
+
 @pytest.fixture(scope="session")
-def ci_run(tmp_path_factory, mirror):
-    """One real run of the whole workflow on config/ci.yaml, from the mirror, in a scratch folder."""
-    workdir = tmp_path_factory.mktemp("ci_run")
-    result = snakemake("--configfile", str(CI_CONFIG), cwd=workdir, mirror=mirror)
+def ci_run(request, tmp_path_factory, mirror):
+    """One real run of the whole workflow on config/ci.yaml, from the mirror, in a scratch folder, once it has
+    ended (started before the first test by ci_run_starts_first, or now)."""
+    workdir, run = ci_run_started(request.config, tmp_path_factory, mirror)
+    result = run.result()
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     return workdir
 

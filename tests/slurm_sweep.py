@@ -1,0 +1,200 @@
+"""The SLURM test's sweep (tests/test_slurm.py), run in a background thread from when the CI run has ended.
+
+The sweep takes minutes, most of them SLURM jobs and the executor's waits between status checks; other tests run
+meanwhile. tests/conftest.py starts the thread with the CI run, before the first test (when the SLURM test is to
+run and a SLURM is reachable); the test waits for it and checks what it recorded. It does what the test did in
+the foreground: in a copy of the finished CI run without its simulation results, the sweep runs as SLURM jobs
+with the profile workflow/profiles/slurm, one simulate job is cancelled (scancel) while it runs, the first
+attempt ends, and a second one finishes the sweep."""
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+CI_CONFIG = REPO / "config" / "ci.yaml"
+SUMMARY = "results/sim/summary.parquet"
+
+# The local SLURM keeps no accounting database: job states come from squeue (finished jobs stay in it for
+# MinJobAge, an hour, there). Status checks come 1 s apart, not the plugin's 40 s, while no job runs and after a
+# check that found one finished; the plugin adds 10 s after each check that found none (its fixed back-off).
+LOCAL_SLURM_ARGS = ["--slurm-status-command", "squeue", "--slurm-no-account",
+                    "--slurm-init-seconds-before-status-checks", "1"]
+
+STASH = pytest.StashKey["BackgroundSweep"]()
+
+
+def slurm_unavailable() -> str | None:
+    """Why the test cannot run here, or None."""
+    if importlib.util.find_spec("snakemake_executor_plugin_slurm") is None:
+        return "snakemake-executor-plugin-slurm is not installed (pip install -r requirements.txt)"
+    if shutil.which("sinfo") is None or shutil.which("sbatch") is None:
+        return "no SLURM here: sinfo/sbatch not found (start one: sudo scripts/slurm_local.sh start)"
+    result = subprocess.run(["sinfo", "-h", "-o", "%t"], capture_output=True, text=True, timeout=30)
+    states = result.stdout.split()
+    if result.returncode != 0 or not any(s.startswith(("idle", "mix", "alloc")) for s in states):
+        return f"no SLURM node up (sinfo: {result.stdout.strip() or result.stderr.strip()!r}); " \
+               "start one: sudo scripts/slurm_local.sh start"
+    return None
+
+
+def copy_without_simulations(local: Path, folder: Path) -> tuple[Path, Path]:
+    """(repo, workdir): a copy of the workflow and of the finished CI run ``local`` in ``folder`` (on the
+    filesystem every SLURM job sees), less the simulation results (the sweep to redo)."""
+    repo, workdir = folder / "repo", folder / "work"
+    repo.mkdir(parents=True)
+    for name in ("Snakefile", "environment.yml"):
+        shutil.copy2(REPO / name, repo / name)
+    for part in ("workflow", "config", "notebooks", "lib"):
+        shutil.copytree(REPO / part, repo / part)
+    for part in ("data", "results", "figures", "logs"):
+        shutil.copytree(local / part, workdir / part)
+    shutil.rmtree(workdir / "results" / "sim")
+    return repo, workdir
+
+
+def sweep_command(repo):
+    return [sys.executable, "-m", "snakemake", "-s", str(repo / "Snakefile"), "--profile",
+            str(repo / "workflow" / "profiles" / "slurm"), "--jobs", "4", *LOCAL_SLURM_ARGS,
+            SUMMARY, "--configfile", str(CI_CONFIG)]  # the target first: --configfile takes every value after it
+
+
+def sweep_env(repo):
+    env = dict(os.environ, PYTHONPATH=str(repo / "lib"))
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    return env
+
+
+def slurm_jobs(run_id: str) -> list[tuple[str, str, str]]:
+    """(job id, state, comment) of the SLURM jobs of one Snakemake run (its jobs are named by its run id)."""
+    result = subprocess.run(["squeue", "-h", "--states=all", "--name", run_id, "-o", "%i|%T|%k"],
+                            capture_output=True, text=True, timeout=30)
+    return [tuple(line.split("|", 2)) for line in result.stdout.splitlines() if line.count("|") == 2]
+
+
+def cancel_one_running_simulation(process, log_path: Path, seconds_running: float = 3.0) -> str:
+    """Wait until a simulate job has run for ``seconds_running``, scancel it, return its comment."""
+    running_since = {}
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and process.poll() is None:
+        text = log_path.read_text()
+        run_id = next((line.split("SLURM run ID: ", 1)[1].strip() for line in text.splitlines()
+                       if "SLURM run ID: " in line), None)
+        for job_id, state, comment in slurm_jobs(run_id) if run_id else []:
+            if state == "RUNNING" and comment.startswith("rule_simulate_"):
+                running_since.setdefault(job_id, time.monotonic())
+                if time.monotonic() - running_since[job_id] >= seconds_running:
+                    subprocess.run(["scancel", job_id], check=True, timeout=30)
+                    return comment
+        time.sleep(0.5)
+    pytest.fail("no simulate job ran long enough to be cancelled:\n" + log_path.read_text()[-3000:])
+
+
+def run_summaries(workdir: Path) -> set[Path]:
+    """The summary files of the sweep's simulate jobs, results/sim/<scenario>/<policy>/summary.parquet."""
+    return set((workdir / "results" / "sim").glob("*/*/summary.parquet"))
+
+
+@dataclass
+class Attempts:
+    """What the two attempts left, for the test to check: the local CI run and the SLURM copy's folder; the first
+    attempt's exit status and log, the comment of the job it had cancelled, whether a summary was gathered and the
+    run summaries there were when it ended; the second attempt."""
+    local: Path
+    workdir: Path
+    first_returncode: int
+    first_log: str
+    cancelled: str
+    summary_after_first: bool
+    runs_after_first: set[Path]
+    second: subprocess.CompletedProcess
+
+
+class BackgroundSweep:
+    """The sweep with one job cancelled, then the rerun, in a thread; attempts() waits for them. The thread first
+    calls ``ci_run_ended``, which waits until the CI run in ``local`` has ended and says whether it succeeded."""
+
+    def __init__(self, local: Path, folder: Path, ci_run_ended=lambda: True):
+        self.local, self.folder, self.ci_run_ended = local, folder, ci_run_ended
+        self.process = None  # the Snakemake run in progress
+        self.stopped = False  # the session has ended: start no further run
+        self.lock = threading.Lock()
+        self.outcome = None  # Attempts, or the exception that ended the thread
+        self.thread = threading.Thread(target=self._run, name="slurm-sweep", daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        try:
+            self.outcome = self._attempts()
+        except BaseException as error:  # pytest.fail raises an OutcomeException; the test re-raises it
+            self.outcome = error
+
+    def _attempts(self) -> Attempts:
+        if not self.ci_run_ended():
+            raise RuntimeError("the CI run failed (see the error of the fixture ci_run): no sweep")
+        repo, workdir = copy_without_simulations(self.local, self.folder)
+        log_path = workdir / "first_attempt.log"
+        with log_path.open("w") as log:
+            self._start(repo, workdir, stdout=log, stderr=subprocess.STDOUT)
+            try:
+                cancelled = cancel_one_running_simulation(self.process, log_path)
+                self.process.wait(timeout=900)
+            finally:
+                if self.process.poll() is None:
+                    self.process.kill()
+        first_returncode = self.process.returncode
+        summary_after_first, runs_after_first = (workdir / SUMMARY).exists(), run_summaries(workdir)
+        self._start(repo, workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            stdout, stderr = self.process.communicate(timeout=900)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+        second = subprocess.CompletedProcess(self.process.args, self.process.returncode, stdout, stderr)
+        return Attempts(self.local, workdir, first_returncode, log_path.read_text(), cancelled,
+                        summary_after_first, runs_after_first, second)
+
+    def _start(self, repo: Path, workdir: Path, **output):
+        with self.lock:
+            if self.stopped:
+                raise RuntimeError("the session ended before the SLURM sweep did")
+            self.process = subprocess.Popen(sweep_command(repo), cwd=workdir, env=sweep_env(repo), text=True,
+                                            **output)
+
+    def attempts(self) -> Attempts:
+        self.thread.join()
+        if isinstance(self.outcome, BaseException):
+            raise self.outcome
+        return self.outcome
+
+    def stop(self):
+        """At the end of the session: a Snakemake still running is stopped (SIGTERM: it cancels its jobs)."""
+        with self.lock:
+            self.stopped = True
+            if self.process is not None and self.process.poll() is None:
+                self.process.terminate()
+        self.thread.join(timeout=120)
+
+
+def sweep(config: pytest.Config, local: Path, folder_factory: pytest.TempPathFactory,
+          ci_run_ended=lambda: True) -> BackgroundSweep:
+    """The session's sweep from the CI run in ``local``: started now in the background if not yet."""
+    if STASH not in config.stash:
+        config.stash[STASH] = BackgroundSweep(local, folder_factory.mktemp("slurm"), ci_run_ended)
+        config.add_cleanup(config.stash[STASH].stop)
+    return config.stash[STASH]
+
+
+def start_if_selected(session: pytest.Session, local: Path, folder_factory: pytest.TempPathFactory,
+                      ci_run_ended) -> None:
+    """Start the sweep when tests/test_slurm.py is among the session's tests and a SLURM is reachable."""
+    if any(item.path.name == "test_slurm.py" for item in session.items) and slurm_unavailable() is None:
+        sweep(session.config, local, folder_factory, ci_run_ended)
