@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from coloc import config as coloc_config
+from workflow_run import together
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
@@ -121,15 +122,14 @@ def test_shell_metacharacters_in_every_string_field_are_refused_or_quoted_never_
             free.append(path)
         except coloc_config.ConfigError as err:
             assert coloc_config.key_path(path) in str(err), (path, str(err))
-    work = tmp_path / "all"
-    work.mkdir()
-    refused = snakemake(work, with_suffix(CONFIG, paths, text), "-n")
-    assert refused.returncode != 0 and "ConfigError" in refused.stdout + refused.stderr
-    # the rest are free text (URLs, licences, cluster names), with a mirror folder: planned, every command printed
+    # every string hostile: refused; the free text ones only (URLs, licences, cluster names), with a mirror folder:
+    # planned, every command printed (two Snakemake runs at once, each in its own folder)
     hostile = with_suffix(CONFIG, free, text) | {"mirror": f"/tmp/mirror{text}"}
-    work = tmp_path / "free"
-    work.mkdir()
-    planned = snakemake(work, hostile, "-n", "-p", "--forceall")
+    (tmp_path / "all").mkdir()
+    (tmp_path / "free").mkdir()
+    refused, planned = together(lambda: snakemake(tmp_path / "all", with_suffix(CONFIG, paths, text), "-n"),
+                                lambda: snakemake(tmp_path / "free", hostile, "-n", "-p", "--forceall"))
+    assert refused.returncode != 0 and "ConfigError" in refused.stdout + refused.stderr
     assert planned.returncode == 0, planned.stdout[-3000:] + planned.stderr[-3000:]
     prefix = "Shell command: "
     commands = [line[len(prefix):] for line in (planned.stdout + planned.stderr).splitlines()

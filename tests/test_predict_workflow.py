@@ -2,9 +2,12 @@
 
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
+
+from workflow_run import together
 
 REPO = Path(__file__).resolve().parents[1]
 CI_CONFIG = REPO / "config" / "ci.yaml"
@@ -22,10 +25,10 @@ def planned(stdout: str) -> set[str]:
 
 
 def test_gavel_predictions_wait_for_no_profiling(tmp_path):
-    gavel = dry_run("data/processed/predictions/gavel/lofo.parquet", "--configfile", str(CI_CONFIG), cwd=tmp_path)
+    gavel, profiled = together(*[partial(dry_run, f"data/processed/predictions/{dataset}/lofo.parquet", "--configfile",
+                                         str(CI_CONFIG), cwd=tmp_path) for dataset in ("gavel", "profiled")])
     assert gavel.returncode == 0, gavel.stdout + gavel.stderr
     assert "predictors" in planned(gavel.stdout) and "profiling" not in planned(gavel.stdout)
-    profiled = dry_run("data/processed/predictions/profiled/lofo.parquet", "--configfile", str(CI_CONFIG), cwd=tmp_path)
     assert profiled.returncode == 0 and "profiling" in planned(profiled.stdout)
 
 

@@ -1,9 +1,11 @@
 """The Snakemake workflow: lint, dry runs, one real CI run from the mirror, nbval, a corrupted mirror."""
 
+import json
 import os
 import shutil
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +15,7 @@ import yaml
 
 pytestmark = pytest.mark.slow  # every test here starts Snakemake (seconds), one runs the CI workflow (minutes)
 
-from workflow_run import CI_CONFIG, REPO, run, snakemake  # noqa: E402
+from workflow_run import CI_CONFIG, REPO, run, snakemake, together  # noqa: E402
 
 
 def test_lint_is_clean():
@@ -33,9 +35,9 @@ def test_dry_run_plans_every_stage(tmp_path, extra):
 def test_nested_command_line_config_is_typed_then_validated(tmp_path):
     """`--config` hands nested values over as text: numbers become numbers, nonsense is still refused.
     (Seeds [0, 3]: egat runs seed 0 only, and a model's seeds must be among the stage's.)"""
-    ok = snakemake("-n", "--config", 'predictors={"workers": 1, "seeds": [0, 3]}', cwd=tmp_path)
+    ok, bad = together(lambda: snakemake("-n", "--config", 'predictors={"workers": 1, "seeds": [0, 3]}', cwd=tmp_path),
+                       lambda: snakemake("-n", "--config", 'predictors={"workers": "many"}', cwd=tmp_path))
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    bad = snakemake("-n", "--config", 'predictors={"workers": "many"}', cwd=tmp_path)
     assert bad.returncode != 0
     assert "'many' is not of type 'integer'" in bad.stdout + bad.stderr
 
@@ -86,22 +88,43 @@ def not_run_by_the_ci_config() -> set[str]:
     return {stem for stem, off in (("00_user_data", not user), ("03_ablation", not ablation)) if off}
 
 
+def papermill_seconds(notebook: Path) -> float:
+    """How long the CI run took to execute ``notebook`` (papermill records it)."""
+    return json.loads(notebook.read_text())["metadata"]["papermill"]["duration"]
+
+
+def two_halves(notebooks: list[Path]) -> list[list[Path]]:
+    """The notebooks in two lists of about equal execution time, the longest first into the shorter list."""
+    halves, seconds = [[], []], [0.0, 0.0]
+    for notebook in sorted(notebooks, key=papermill_seconds, reverse=True):
+        shorter = seconds.index(min(seconds))
+        halves[shorter].append(notebook)
+        seconds[shorter] += papermill_seconds(notebook)
+    return halves
+
+
+def nbval(ci_run: Path, workdir: Path, notebooks: list[Path]) -> subprocess.CompletedProcess:
+    """nbval on the CI run's executions of ``notebooks`` (relative to the run's folder), in a copy of that folder
+    where the injected relative paths hold: re-executed notebooks rewrite their outputs, which must not touch
+    the CI run the other tests read."""
+    shutil.copytree(ci_run, workdir, ignore=shutil.ignore_patterns(".snakemake"))
+    copies = []
+    for notebook in notebooks:
+        copies.append(workdir / f"nbval_{len(copies):02d}_{notebook.name}")
+        shutil.copy(workdir / notebook, copies[-1])
+    return run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax",
+                *[c.name for c in copies]], cwd=workdir)
+
+
 def test_executed_notebooks_pass_nbval_on_the_ci_config(ci_run, tmp_path):
     """nbval re-executes each notebook as the CI run executed it (CI parameters injected) and fails on errors.
-    It runs in a copy of the CI run's folder, where the injected relative paths hold: re-executed notebooks
-    rewrite their outputs, which must not touch the CI run the other tests read."""
-    workdir = tmp_path / "nbval"
-    shutil.copytree(ci_run, workdir, ignore=shutil.ignore_patterns(".snakemake"))
-    executed = [executed_notebook(workdir, source.stem) for source in sorted((REPO / "notebooks").glob("*.ipynb"))
+    Two nbval processes share the notebooks, each in its own copy of the CI run's folder."""
+    executed = [executed_notebook(ci_run, source.stem) for source in sorted((REPO / "notebooks").glob("*.ipynb"))
                 if source.stem not in not_run_by_the_ci_config()]
-    copies = []
-    for notebook in executed:
-        copies.append(workdir / f"nbval_{len(copies):02d}_{notebook.name}")
-        shutil.copy(notebook, copies[-1])
-    result = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax",
-                  *[c.name for c in copies]], cwd=workdir)
-    assert result.returncode == 0, result.stdout[-6000:]
-    assert " passed" in result.stdout and " failed" not in result.stdout
+    halves = [[notebook.relative_to(ci_run) for notebook in half] for half in two_halves(executed)]
+    for result in together(*[partial(nbval, ci_run, tmp_path / f"nbval{i}", half) for i, half in enumerate(halves)]):
+        assert result.returncode == 0, result.stdout[-6000:]
+        assert " passed" in result.stdout and " failed" not in result.stdout
 
 
 def test_corrupted_mirror_stops_with_checksum_message_and_leaves_no_file(tmp_path, mirror):
