@@ -5,7 +5,9 @@ nodes by their number of idle GPUs (best-fit gang placement; each bucket a
 sorted list, so the lowest node is its first), idle counts per device, and
 GPUs that can take one more job grouped by the workloads already on them
 (`shareable[device][signature]`, a GpuGroup: sorted GPU ids and, for GPUs with
-one resident, an order by the time the resident would finish alone).
+one resident, an order by the time the resident would finish alone, with the
+residents' progress beside it), the non-empty groups kept apart and counted
+(`shareable_groups`, `any_shareable` do not walk every group ever made).
 """
 from __future__ import annotations
 
