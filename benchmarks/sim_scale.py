@@ -128,26 +128,35 @@ def exponents(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def figure(table: pd.DataFrame, path: Path) -> None:
+    """CPU time against jobs (at the most GPUs) and against GPUs (at the jobs with most GPU counts), log-log:
+    one colour per policy, solid for the V100 cluster, dashed for the mixed one; the legend beside the panels."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    done = table.dropna(subset=["wall_s"])
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    for (name, kind, gpus), runs in done.groupby(["policy", "cluster", "gpus"]):
-        runs = runs.sort_values("jobs")
-        axes[0].plot(runs["jobs"], runs["wall_s"], marker="o", label=f"{name} {kind} {gpus:,} GPUs")
-    for (name, kind, jobs), runs in done.groupby(["policy", "cluster", "jobs"]):
-        runs = runs.sort_values("gpus")
-        axes[1].plot(runs["gpus"], runs["wall_s"], marker="o", label=f"{name} {kind} {jobs:,} jobs")
-    for ax, what in zip(axes, ("jobs", "GPUs")):
+    from matplotlib.lines import Line2D
+    done = table.dropna(subset=["cpu_s"])
+    names = sorted(done["policy"].unique())
+    colour = dict(zip(names, plt.get_cmap("tab10").colors * 2))
+    style = {"v100": "-", "mixed": "--"}
+    gpus = int(done["gpus"].max())
+    jobs = int(done.groupby("jobs")["gpus"].nunique().sort_values(kind="stable").index[-1])
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    panels = ((axes[0], done[done["gpus"] == gpus], "jobs", f"at {gpus:,} GPUs"),
+              (axes[1], done[done["jobs"] == jobs], "gpus", f"at {jobs:,} jobs"))
+    for ax, part, over, title in panels:
+        for (name, kind), runs in part.groupby(["policy", "cluster"]):
+            runs = runs.sort_values(over)
+            ax.plot(runs[over], runs["cpu_s"], marker="o", color=colour[name], linestyle=style.get(kind, ":"))
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel(what)
-        ax.set_ylabel("wall time of the simulation (s)")
+        ax.set_xlabel(over if over == "jobs" else "GPUs")
+        ax.set_ylabel("CPU time of the simulation (s)")
+        ax.set_title(title)
         ax.grid(True, which="both", alpha=0.3)
-    axes[0].legend(fontsize=6, ncol=2)
-    axes[1].legend(fontsize=6, ncol=2)
-    fig.tight_layout()
+    handles = [Line2D([], [], color=colour[n], marker="o", label=n) for n in names]
+    handles += [Line2D([], [], color="black", linestyle=s, label=f"{k} cluster") for k, s in style.items()]
+    fig.legend(handles=handles, loc="center right", fontsize=8)
+    fig.tight_layout(rect=(0, 0, 0.86, 1))
     fig.savefig(path, dpi=150)
 
 
