@@ -52,6 +52,7 @@ class Isacpp(Policy):
         self._preds = view.predictions
         self._pair_terms: dict[tuple[str, str, str], tuple[float, ...]] = {}
         self._ranked: dict[str, tuple[int, list]] = {}
+        self._bounds: dict[str, dict[tuple[str, tuple[str, ...]], float]] = {}
         self._util = self.use_util and view.predictions.has_util()
         # the paper's form wherever resource predictions exist; else coloc's two-resource adaptation
         self.score_form = "per-resource" if view.predictions.has_resources() else "two-resource"
@@ -82,8 +83,20 @@ class Isacpp(Policy):
 
     def _candidates(self, view, workload: str) -> list[tuple[str, tuple[str, ...], float]]:
         """(device, signature, least score any GPU of the group can reach) of the groups `workload` may join,
-        least bound first; -inf where no bound is known (scored first). Cached while the cluster has
-        the same groups (groups are created, never deleted)."""
+        least bound first; -inf where no bound is known (scored first). When most of them are empty, only the
+        non-empty ones, sorted anew."""
+        ranked = self._ranking(view, workload)
+        cluster = view.cluster
+        if 4 * cluster.shareable_group_count() >= len(ranked):
+            return ranked
+        bounds = self._bounds[workload]
+        open_groups = [(device, sig, bounds[(device, sig)]) for device in cluster.devices
+                       for sig, _ in cluster.shareable_groups(device) if (device, sig) in bounds]
+        return sorted(open_groups, key=lambda c: c[2])
+
+    def _ranking(self, view, workload: str) -> list[tuple[str, tuple[str, ...], float]]:
+        """_candidates over every group, empty or not; cached while the cluster has the same groups (groups are
+        created, never deleted)."""
         groups = view.cluster.shareable
         size = sum(len(g) for g in groups.values())
         cached = self._ranked.get(workload)
@@ -100,6 +113,7 @@ class Isacpp(Policy):
                 ranked.append((min(self._pair_ends(device, workload, sig[0])) if lone else -math.inf, device, sig))
         ranked.sort(key=lambda c: c[0])  # stable: ties keep device, then signature order
         self._ranked[workload] = (size, [(device, sig, bound) for bound, device, sig in ranked])
+        self._bounds[workload] = {(device, sig): bound for bound, device, sig in ranked}
         return self._ranked[workload][1]
 
     def summary_fields(self) -> dict:

@@ -335,6 +335,10 @@ class Cluster:
     def any_shareable(self) -> bool:
         return self._shareable_gpus > 0
 
+    def shareable_group_count(self) -> int:
+        """Number of non-empty shareable groups, over every device type."""
+        return sum(len(groups) for groups in self._open.values())
+
     def co_runners(self, job: Job, gpu: int) -> list[Job]:
         return [j for j in self.residents[gpu] if j is not job]
 
