@@ -20,6 +20,10 @@ ISACPP packs whenever no GPU is idle, whatever the pair costs; Horus packs by
 utilization even when GPUs are idle; Gandiva learns a bad pair only after
 suffering it. `oracle` (coloc.policies.oracle) is the same rule fed the
 measured pairs (no spread): an UPPER BOUND, not a predictor.
+
+At cluster scale the running jobs' predicted ends are kept across rounds (coloc.policies.ends) and
+a group of one-job GPUs is costed as arrays from the progress its GpuGroup keeps; both do the
+scalar expressions' floating-point operations, so the choices are those of the plain loops.
 """
 from __future__ import annotations
 
