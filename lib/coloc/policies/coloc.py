@@ -140,15 +140,17 @@ class JctPack(Policy):
     def _cheapest(self, view, device: str, workload: str, t_new: float, sig, gpus, below: float | None):
         """Least (added completion time, gpu) of one group, among GPUs adding less than `below` (if given)."""
         if len(sig) == 1 and len(gpus) >= VECTOR_MIN and not view.spec.share_multi_gpu:
-            return self._cheapest_lone(view, device, workload, t_new, sig[0], gpus, below)
-        best = None
+            best = self._cheapest_ordered(view, device, workload, t_new, sig[0], gpus, below)
+            gpus = sorted(gpus.unordered())  # placed in this round: not in the kept order, costed one by one
+        else:
+            best = None
         for gpu, cost in self._added_times(view, device, workload, t_new, sig, gpus):
             if (below is None or cost < below) and (best is None or (cost, gpu) < best):
                 best = (cost, gpu)
         return best
 
-    def _cheapest_lone(self, view, device: str, workload: str, t_new: float, old: str, group, below):
-        """_cheapest over a group of GPUs each holding one single-GPU job, as arrays: the residents'
+    def _cheapest_ordered(self, view, device: str, workload: str, t_new: float, old: str, group, below):
+        """_cheapest over the ordered GPUs of a group each holding one single-GPU job, as arrays: the residents'
         remaining times from the progress the group keeps, the closed form of _added_times element-wise."""
         n_new, n_old = self._norm(device, workload, old), self._norm(device, old, workload)
         now = view.now
@@ -163,15 +165,10 @@ class JctPack(Policy):
         if below is not None:
             allowed = cost < below
             cost, gpus = cost[allowed], gpus[allowed]
-        best = None
-        if len(cost):
-            least = cost.min()
-            best = (float(least), int(gpus[cost == least].min()))
-        rest = sorted(group.unordered())
-        for gpu, cost in self._added_times(view, device, workload, t_new, (old,), rest):
-            if (below is None or cost < below) and (best is None or (cost, gpu) < best):
-                best = (cost, gpu)
-        return best
+        if not len(cost):
+            return None
+        least = cost.min()
+        return float(least), int(gpus[cost == least].min())
 
     def _added_times(self, view, device: str, workload: str, t_new: float, sig, gpus):
         """(gpu, completion time packing adds) per GPU of one group; closed form for one resident."""

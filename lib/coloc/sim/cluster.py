@@ -76,7 +76,7 @@ class GpuGroup:
     remaining solo times of the order's residents without visiting the jobs.
     """
 
-    __slots__ = ("_gpus", "_residents", "_pending", "_keys", "_order", "_order_gpus", "_state", "_arrays")
+    __slots__ = ("_gpus", "_residents", "_pending", "_keys", "_order", "_state", "_arrays")
 
     def __init__(self, residents: list[list[Job]]):
         self._gpus: list[int] = []
@@ -84,9 +84,8 @@ class GpuGroup:
         self._pending: set[int] = set()
         self._keys: dict[int, float] = {}
         self._order: list[tuple[float, int]] = []
-        self._order_gpus: list[int] = []  # the order's GPUs, alone (for arrays)
         self._state: tuple[list[float], ...] = ([], [], [], [])  # remaining, rate, last_update, speed; as _order
-        self._arrays: tuple[np.ndarray, ...] | None = None  # _state and _order_gpus as arrays, until the order changes
+        self._arrays: tuple[np.ndarray, ...] | None = None  # _state and the order's GPUs as arrays, until it changes
 
     def __len__(self) -> int:
         return len(self._gpus)
@@ -120,7 +119,6 @@ class GpuGroup:
         key = self._keys.pop(gpu)
         at = bisect.bisect_left(self._order, (key, gpu))
         del self._order[at]
-        del self._order_gpus[at]
         self._arrays = None
         for column in self._state:
             del column[at]
@@ -135,7 +133,6 @@ class GpuGroup:
                 self._keys[gpu] = key
                 at = bisect.bisect_left(self._order, (key, gpu))
                 self._order.insert(at, (key, gpu))
-                self._order_gpus.insert(at, gpu)
                 self._arrays = None
                 for column, value in zip(self._state, (job.remaining, job.rate, job.last_update, job.speed)):
                     column.insert(at, value)
@@ -159,7 +156,7 @@ class GpuGroup:
     def _as_arrays(self) -> tuple[np.ndarray, ...]:
         if self._arrays is None:
             self._arrays = (*(np.array(column, dtype=float) for column in self._state),
-                            np.array(self._order_gpus, dtype=np.int64))
+                            np.array([gpu for _, gpu in self._order], dtype=np.int64))
         return self._arrays
 
     def check(self) -> None:
