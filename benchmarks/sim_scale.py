@@ -11,7 +11,8 @@ device, seed 0) on one cluster: 'v100' is N V100s, 'mixed' is N/2 V100s, N/4 P10
 Each point runs in a fresh Python process (`--point`), so its peak memory (ru_maxrss) is its own;
 a point past --limit-s is stopped and shown as such. Printed per point: wall time of the whole
 simulation (trace building excluded), jobs/s, decision time per job (wall time inside the policy),
-peak memory, and the CPU time of the simulation (on a shared machine the wall time includes waiting
+peak memory, the placements and preemptions made (a policy that preempts pays
+for each), and the CPU time of the simulation (on a shared machine the wall time includes waiting
 for a core; the CPU time does not). Then the table, and the growth exponents: the slope of log(wall time) against
 log(jobs) at fixed GPUs, and against log(GPUs) at fixed jobs (1: linear, 0: flat).
 
@@ -90,7 +91,8 @@ def point(args) -> dict:
             "jobs_per_s": jobs / wall,
             "decision_ms_per_job": 1000.0 * result.stats["decision_time_s"] / jobs,
             "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20,
-            "jct_mean": float(result.jobs["jct"].mean()), "rounds": result.stats["rounds"]}
+            "jct_mean": float(result.jobs["jct"].mean()), "rounds": result.stats["rounds"],
+            "placements": result.stats["placements"], "preemptions": result.stats["preemptions"]}
 
 
 def run_point(args, name: str, jobs: int, gpus: int, kind: str) -> dict:

@@ -89,3 +89,33 @@ def test_a_starving_job_is_promoted_above_newer_jobs():
     assert runs[None].loc[1, "preemptions"] == 1 and runs[None].loc[1, "finish_time"] == 1400.0
     assert runs[1.0].loc[1, "preemptions"] > 1
     assert runs[1.0].loc[11, "finish_time"] > runs[None].loc[11, "finish_time"]  # the short jobs waited for it
+
+
+def test_running_index_sums_the_running_jobs_in_priority_order_at_every_round():
+    """The index, kept from the view's change log and the threshold crossings, equals sorting the running jobs."""
+    jobs = traces.poisson(300, ["a", "b", "c"], seed=4, load=2.5, total_gpus=8, median_duration_s=120,
+                          gpu_mix={1: 6, 2: 2, 4: 1})
+    policy = policies.get("tiresias", thresholds=(30.0, 300.0), period_s=10.0)
+    walk, checked = policy._jump_walk, []
+
+    def checked_walk(view):
+        index, now = policy._index, view.now
+        running = sorted(view.running.values(), key=lambda job: policy.priority(job, now))
+        ahead = 0
+        for job in running:
+            entry = (*policy.priority(job, now), job.job_id)
+            assert index.before(entry) == ahead
+            assert index.first_over(ahead + job.num_gpus - 1) == (entry, job)
+            ahead += job.num_gpus
+        assert index.total == ahead and index.first_over(ahead) is None
+        for job in view.queue:
+            entry = view.queue.entry(job)
+            assert index.before(entry) == sum(other.num_gpus for other in running
+                                              if policy.priority(other, now) < entry[:-1])
+        checked.append(len(running))
+        return walk(view)
+
+    policy._jump_walk = checked_walk
+    result = simulate(jobs, two_devices(), policy, ClusterSpec((("v100", 8),), gpus_per_node=4))
+    assert len(checked) > 100 and max(checked) >= 4
+    assert (result.jobs["preemptions"] > 0).sum() > 10  # jobs crossed thresholds and were displaced

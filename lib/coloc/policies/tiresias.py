@@ -8,15 +8,21 @@ run at every arrival and every `period_s` so that demotions take effect.
 Optional starvation guard: a job that has waited `starve_factor` x its run
 time is promoted to the top queue (Tiresias's STARVELIMIT).
 
-Kept incrementally, so that a round costs about the running jobs, not the
-queue: a waiting job's attained service does not change, so the queue holds
-waiting jobs in priority order (its key; a starving job is re-keyed when it is
-promoted). Running jobs' order changes only when one crosses a threshold, so
-it is kept until the running set changes or the next crossing. A round walks
-the running jobs merged with the queue, passing over waiting jobs too wide for
-the GPUs left; a round in which nothing changed since one that started nothing
-is skipped, and one in which idle GPUs hold every waiting job starts them all
-without the walk (the walk would: each finds room, no running job is displaced).
+A round is the walk through all jobs, running and waiting, in priority order,
+each taking GPUs if enough are left at its turn. It is kept cheap without
+changing its outcome: a waiting job's attained service does not change, so the
+queue holds waiting jobs in priority order (its key; a starving job is re-keyed
+when it is promoted); a round in which nothing changed since one that started
+nothing is skipped, and one in which idle GPUs hold every waiting job starts
+them all. On one device type the running jobs are indexed by priority with
+their GPU counts summed (`RunningIndex`), and the walk jumps from event to
+event (`_jump_walk`): the GPUs left only shrink along the walk, so only the
+first waiting job of each GPU count after the current place can start next,
+and the next running job to lose its GPUs is found by a prefix-sum search. A
+round then costs the jobs it starts and stops, not the running jobs. On mixed
+device types (a job takes the first type with room) the walk visits every
+running job in an order kept until the running set changes or the next
+threshold crossing (`_walk`).
 """
 from __future__ import annotations
 
@@ -24,6 +30,7 @@ import bisect
 import heapq
 
 from coloc.policies.base import Policy, register
+from coloc.policies.fenwick import Fenwick
 from coloc.sim.job import QUEUED, RUNNING
 
 
@@ -42,6 +49,10 @@ class Tiresias(Policy):
         self._seq = 0
         self._running: tuple | None = None  # (cluster version, valid until, [(priority, job)] sorted)
         self._idle: tuple | None = None     # (queue version, cluster version, valid until) of a round that started nothing
+        self._placed: dict[int, int] = {}   # job_id -> its placement's number (view.running's order)
+        self._index = RunningIndex(self.thresholds) if len(view.cluster.devices) == 1 else None
+        if self._index is not None:
+            view.changed_jobs = set()
 
     def priority(self, job, now: float) -> tuple:
         attained = job.attained
@@ -55,6 +66,8 @@ class Tiresias(Policy):
 
     def queue_key(self, job) -> tuple:
         """priority() of a waiting job, fixed while it waits (it attains nothing); notes when it starves."""
+        if self._index is not None:
+            self._index.number(job)
         level = bisect.bisect_right(self.thresholds, job.attained)
         if self.starve_factor is not None:
             if (job.job_id, job.queued_since) in self._promoted:
@@ -75,15 +88,21 @@ class Tiresias(Policy):
             return
         start = self._all_fit(view)
         if start is None:
-            running, until = self._running_order(view)
-            start, keep = self._walk(view, running)
+            if self._index is not None and self._index.usable:
+                until = self._index.update(view)
+                start, stop = self._jump_walk(view)
+            else:
+                running, until = self._running_order(view)
+                start, keep = self._walk(view, running)
+                stop = [job for job in view.running.values() if job.job_id not in keep]
             if not start:
                 self._idle = (queue.version, cluster.version, until)
                 return
-            for job in [j for j in view.running.values() if j.job_id not in keep]:
+            for job in sorted(stop, key=lambda job: self._placed[job.job_id]):  # in view.running's order
                 view.preempt(job)
         for job, device in start:
             view.place(job, cluster.pick_free(device, job.num_gpus))
+            self._placed[job.job_id] = view.stats["placements"]
 
     def _all_fit(self, view):
         """The walk's outcome when one device type has idle GPUs for every waiting job; None otherwise.
@@ -102,6 +121,45 @@ class Tiresias(Policy):
         if sum(job.num_gpus for job in waiting) > idle:
             return None
         return [(job, device) for job in waiting if view.has_solo(device, job.workload)]
+
+    def _jump_walk(self, view):
+        """The walk on one device type, from one job that starts or stops to the next: (start, stop).
+
+        Running jobs all fit until a started job takes their room; from then on the next running job that
+        does not fit is where the running GPUs summed in priority order exceed the room. The GPUs left
+        (`room`) only shrink along the walk, so of the waiting jobs of one GPU count only the first after the
+        current place can be the next to start, and once one finds too little room, none of its count will.
+        """
+        index, queue = self._index, view.queue
+        device = view.cluster.devices[0]
+        room, place, taken = view.spec.gpus_of(device), None, 0  # after `place` (an entry), `taken` running GPUs
+        counts, start, stop = set(queue.sizes()), [], []
+        while True:
+            stopping = index.first_over(taken + room) if room < index.total - taken else None
+            bound = stopping[0] if stopping is not None else None
+            firsts = [(queue.first_after(count, place), count) for count in counts]
+            counts = {count for entry, count in firsts if entry is not None}
+            chosen = None
+            # past the next job to stop the room is not known yet; before it, the first job with room starts and
+            # one short of room stays so (the room only shrinks): none of its count will start
+            for entry, count in sorted(first for first in firsts if first[0] is not None and
+                                       (bound is None or first[0] < bound)):
+                ahead = index.before(entry)
+                if room - (ahead - taken) >= count:
+                    chosen = (entry, count, ahead)
+                    break
+                counts.discard(count)
+            if chosen is not None:
+                entry, count, ahead = chosen
+                start.append((queue.job(entry), device))
+                room, place, taken = room - (ahead - taken) - count, entry, ahead
+            elif stopping is not None:
+                job = stopping[1]
+                stop.append(job)
+                ahead = index.before(bound)
+                room, place, taken = room - (ahead - taken), bound, ahead + job.num_gpus
+            else:
+                return start, stop
 
     def _walk(self, view, running):
         """Jobs in priority order (running merged with waiting): who keeps or gets GPUs."""
@@ -166,5 +224,113 @@ class Tiresias(Policy):
                 view.queue.rekey(job)
             else:
                 later.append(entry)  # within rounding of the edge: look again next round
+        for entry in later:
+            heapq.heappush(heap, entry)
+
+
+class RunningIndex:
+    """Running jobs in Tiresias's priority order (level, then arrival), their GPU counts summed: prefix sums and
+    search in O(log n), one Fenwick tree per level over the jobs' places in arrival order.
+
+    A job's place is numbered when it is first queued (jobs arrive in (submit time, job id) order, the order
+    inside a level; `usable` turns False if one did not). `update` brings the index up to the view's time:
+    jobs placed or stopped since (the view's `changed_jobs` log) and jobs whose attained service crossed a
+    threshold. Entries are queue entries, `(level, submit_time, job_id, job_id)`.
+    """
+
+    def __init__(self, thresholds: tuple[float, ...]):
+        self.thresholds = thresholds
+        self.usable = True
+        self.total = 0                       # GPUs of the indexed jobs
+        self._levels = [Fenwick() for _ in range(len(thresholds) + 1)]
+        self._ahead = [0] * (len(thresholds) + 1)  # GPUs indexed at the levels before each level
+        self._place: dict[int, int] = {}     # job_id -> place in arrival order
+        self._last: tuple | None = None      # (submit_time, job_id) of the latest numbered job
+        self._held: dict[int, tuple] = {}    # job_id -> (level, placed_at, job) of an indexed job
+        self._at: dict[int, object] = {}     # place -> indexed job
+        self._crossings: list = []           # heap of (when it may cross, job_id, placed_at)
+
+    def number(self, job) -> None:
+        """Give a job its place in arrival order when it is first queued."""
+        if job.job_id not in self._place:
+            key = (job.submit_time, job.job_id)
+            if self._last is not None and key < self._last:
+                self.usable = False
+            self._last = key
+            self._place[job.job_id] = len(self._place)
+
+    def update(self, view) -> float:
+        """Index the running jobs as they are now; returns the time until which no level changes."""
+        running = view.running
+        for job_id in view.changed_jobs:
+            held, job = self._held.get(job_id), running.get(job_id)
+            if held is not None and (job is None or job.placed_at != held[1]):
+                self._move(held[2], held[0], None)
+            if job is not None and job_id not in self._held:
+                self._move(job, None, self._level(job, view.now))
+        view.changed_jobs.clear()
+        self._cross(view.now)
+        return self._crossings[0][0] if self._crossings else float("inf")
+
+    def before(self, entry: tuple) -> int:
+        """GPUs of the indexed jobs ahead of `entry` in priority order."""
+        level = entry[0]
+        return self._ahead[level] + self._levels[level].before(self._place[entry[-1]])
+
+    def first_over(self, gpus: int):
+        """(entry, job) of the first job at which the GPUs summed in priority order exceed `gpus`; None if none."""
+        summed = 0
+        for level, tree in enumerate(self._levels):
+            if summed + tree.total > gpus:
+                job = self._at[tree.first_above(gpus - summed)]
+                return (level, job.submit_time, job.job_id, job.job_id), job
+            summed += tree.total
+        return None
+
+    def _level(self, job, now: float) -> int:
+        attained = job.attained + (now - job.last_update) * job.num_gpus  # as Tiresias.priority computes it
+        return bisect.bisect_right(self.thresholds, attained)
+
+    def _move(self, job, old: int | None, new: int | None) -> None:
+        """Take `job` from level `old` to level `new` (None: not indexed); note when it may cross next."""
+        place = self._place[job.job_id]
+        if old is not None:
+            self._count(place, old, -job.num_gpus)
+            del self._held[job.job_id], self._at[place]
+        if new is not None:
+            self._count(place, new, job.num_gpus)
+            self._held[job.job_id], self._at[place] = (new, job.placed_at, job), job
+            if new < len(self.thresholds):
+                self._note_crossing(job, new)
+
+    def _count(self, place: int, level: int, gpus: int) -> None:
+        self._levels[level].add(place, gpus)
+        self.total += gpus
+        for later in range(level + 1, len(self._ahead)):
+            self._ahead[later] += gpus
+
+    def _note_crossing(self, job, level: int) -> None:
+        """When `job` may cross into the next level: a little before it does (recomputed exactly then)."""
+        cross = job.last_update + (self.thresholds[level] - job.attained) / job.num_gpus
+        heapq.heappush(self._crossings, (cross - 1e-9 * max(1.0, abs(cross)), job.job_id, job.placed_at))
+
+    def _cross(self, now: float) -> None:
+        """Move the jobs that crossed a threshold by `now`; one within rounding of the edge is looked at again."""
+        heap, later = self._crossings, []
+        while heap and heap[0][0] <= now:
+            entry = heapq.heappop(heap)
+            held = self._held.get(entry[1])
+            if held is None or held[1] != entry[2]:
+                continue  # stopped, or placed again since (a newer entry covers it)
+            level, _, job = held
+            new = self._level(job, now)
+            if new == level:
+                later.append(entry)
+            else:
+                self._count(self._place[job.job_id], level, -job.num_gpus)
+                self._count(self._place[job.job_id], new, job.num_gpus)
+                self._held[job.job_id] = (new, held[1], job)
+                if new < len(self.thresholds):
+                    self._note_crossing(job, new)
         for entry in later:
             heapq.heappush(heap, entry)

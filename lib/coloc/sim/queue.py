@@ -72,6 +72,16 @@ class JobQueue:
         """The queued job's place in the order: (*key(job), job_id)."""
         return self._entry[job.job_id]
 
+    def job(self, entry: tuple) -> Job:
+        """The queued job of an entry."""
+        return self._jobs[entry[-1]]
+
+    def first_after(self, num_gpus: int, entry: tuple | None) -> tuple | None:
+        """The first entry after `entry` (None: from the start) among the jobs needing `num_gpus` GPUs."""
+        bucket = self._buckets.get(num_gpus, ())
+        i = 0 if entry is None else bisect.bisect_right(bucket, entry)
+        return bucket[i] if i < len(bucket) else None
+
     def next_after(self, entry: tuple | None, max_gpus: int) -> Job | None:
         """First job in key order after `entry` (None: from the start) needing at most `max_gpus` GPUs."""
         best_entry = None
