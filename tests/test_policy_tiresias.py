@@ -2,6 +2,7 @@
 import bisect
 
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -91,31 +92,57 @@ def test_a_starving_job_is_promoted_above_newer_jobs():
     assert runs[1.0].loc[11, "finish_time"] > runs[None].loc[11, "finish_time"]  # the short jobs waited for it
 
 
-def test_running_index_sums_the_running_jobs_in_priority_order_at_every_round():
+@pytest.mark.parametrize("devices", [(("v100", 8),), (("v100", 4), ("k80", 4))])
+def test_running_index_sums_the_running_jobs_in_priority_order_at_every_round(devices):
     """The index, kept from the view's change log and the threshold crossings, equals sorting the running jobs."""
     jobs = traces.poisson(300, ["a", "b", "c"], seed=4, load=2.5, total_gpus=8, median_duration_s=120,
                           gpu_mix={1: 6, 2: 2, 4: 1})
     policy = policies.get("tiresias", thresholds=(30.0, 300.0), period_s=10.0)
-    walk, checked = policy._jump_walk, []
+    walk, checked = policy._walk, []
 
     def checked_walk(view):
-        index, now = policy._index, view.now
+        index, now, names = policy._index, view.now, view.cluster.devices
         running = sorted(view.running.values(), key=lambda job: policy.priority(job, now))
-        ahead = 0
+        ahead = [0] * len(names)
         for job in running:
-            entry = (*policy.priority(job, now), job.job_id)
+            entry, d = (*policy.priority(job, now), job.job_id), names.index(job.device)
             assert index.before(entry) == ahead
-            assert index.first_over(ahead + job.num_gpus - 1) == (entry, job)
-            ahead += job.num_gpus
-        assert index.total == ahead and index.first_over(ahead) is None
+            room = [view.spec.gpus_of(name) for name in names]
+            room[d] = ahead[d] + job.num_gpus - 1  # one GPU short for this job: the first to stop
+            assert index.first_stop(room, [0] * len(names)) == (entry, job, d)
+            ahead[d] += job.num_gpus
+        assert index.totals == ahead
+        assert index.first_stop([view.spec.gpus_of(name) for name in names], [0] * len(names)) is None
         for job in view.queue:
             entry = view.queue.entry(job)
-            assert index.before(entry) == sum(other.num_gpus for other in running
-                                              if policy.priority(other, now) < entry[:-1])
+            assert index.before(entry) == [sum(other.num_gpus for other in running if other.device == name and
+                                               policy.priority(other, now) < entry[:-1]) for name in names]
         checked.append(len(running))
         return walk(view)
 
-    policy._jump_walk = checked_walk
-    result = simulate(jobs, two_devices(), policy, ClusterSpec((("v100", 8),), gpus_per_node=4))
+    policy._walk = checked_walk
+    result = simulate(jobs, two_devices(), policy, ClusterSpec(devices, gpus_per_node=4))
     assert len(checked) > 100 and max(checked) >= 4
     assert (result.jobs["preemptions"] > 0).sum() > 10  # jobs crossed thresholds and were displaced
+
+
+@pytest.mark.parametrize("devices", [(("v100", 64),), (("v100", 32), ("p100", 16), ("k80", 16))])
+def test_a_round_from_running_jobs_decides_as_the_scanning_reference(devices, gavel):
+    """Scheduling-delay rounds start from a view with jobs already running (not placed by the policy)."""
+    import reference_sim.base as reference
+
+    from coloc.sim import delay
+    from coloc.sim.view import Profile
+    truth = GroundTruth(*gavel, "v100")
+    profile, spec = Profile.of(truth), ClusterSpec(devices)
+    jobs = delay.draw_jobs(400, delay.job_types(truth), 1, spec, profile, 1800.0, 1.0, {1: 8, 2: 1, 4: 1})
+    decided = []
+    for make in (policies.get, reference.get):
+        policy = make("tiresias")
+        view = delay.round_state(policy, profile, spec, None, jobs[:200], jobs[200:], 0.6, seed=1)
+        placed, add = [], view.cluster.add
+        view.cluster.add = lambda job, gpus: (placed.append((job.job_id, tuple(gpus))), add(job, gpus))
+        delay.time_round(policy, view)
+        decided.append((placed, view.stats["preemptions"]))
+    assert decided[0] == decided[1]
+    assert len(decided[0][0]) > 20 and decided[0][1] > 0  # it started jobs and displaced running ones

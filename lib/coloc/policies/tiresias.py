@@ -9,20 +9,18 @@ Optional starvation guard: a job that has waited `starve_factor` x its run
 time is promoted to the top queue (Tiresias's STARVELIMIT).
 
 A round is the walk through all jobs, running and waiting, in priority order,
-each taking GPUs if enough are left at its turn. It is kept cheap without
-changing its outcome: a waiting job's attained service does not change, so the
-queue holds waiting jobs in priority order (its key; a starving job is re-keyed
-when it is promoted); a round in which nothing changed since one that started
-nothing is skipped, and one in which idle GPUs hold every waiting job starts
-them all. On one device type the running jobs are indexed by priority with
-their GPU counts summed (`RunningIndex`), and the walk jumps from event to
-event (`_jump_walk`): the GPUs left only shrink along the walk, so only the
-first waiting job of each GPU count after the current place can start next,
-and the next running job to lose its GPUs is found by a prefix-sum search. A
-round then costs the jobs it starts and stops, not the running jobs. On mixed
-device types (a job takes the first type with room) the walk visits every
-running job in an order kept until the running set changes or the next
-threshold crossing (`_walk`).
+each taking GPUs (on the first device type with room) if enough are left at
+its turn. It is kept cheap without changing its outcome: a waiting job's
+attained service does not change, so the queue holds waiting jobs in priority
+order (its key; a starving job is re-keyed when it is promoted); a round in
+which nothing changed since one that started nothing is skipped, and one in
+which idle GPUs hold every waiting job starts them all. The running jobs are
+indexed by priority with their GPUs summed per device type (`RunningIndex`,
+kept from the view's change log and the threshold crossings), and the walk
+jumps from event to event (`_walk`): the GPUs left only shrink along it, so
+only the first waiting job of each GPU count after the current place can start
+next, and the next running job to lose its GPUs is found by a prefix-sum
+search. A round costs the jobs it starts and stops, not the running jobs.
 """
 from __future__ import annotations
 
@@ -41,18 +39,20 @@ class Tiresias(Policy):
         self.thresholds = tuple(sorted(float(t) for t in thresholds))
         self.period_s = period_s
         self.starve_factor = starve_factor
+        self._index: RunningIndex | None = None
 
     def reset(self, view) -> None:
         super().reset(view)
         self._starving: list = []   # heap of (time it starves, seq, job, queued_since) of waiting jobs
         self._promoted: set[tuple[int, float]] = set()  # (job_id, queued_since) promoted in that wait
         self._seq = 0
-        self._running: tuple | None = None  # (cluster version, valid until, [(priority, job)] sorted)
         self._idle: tuple | None = None     # (queue version, cluster version, valid until) of a round that started nothing
-        self._placed: dict[int, int] = {}   # job_id -> its placement's number (view.running's order)
-        self._index = RunningIndex(self.thresholds) if len(view.cluster.devices) == 1 else None
-        if self._index is not None:
-            view.changed_jobs = set()
+        running = list(view.running)  # (a view may start with jobs running: scheduling-delay measurements)
+        self._placed = {job_id: i - len(running) for i, job_id in enumerate(running)}  # view.running's order
+        self._index = RunningIndex(self.thresholds, view.cluster.devices)
+        self._index.start(view)
+        self._devices_of: dict[str, tuple[int, ...]] = {}  # workload -> device types (indexes) that run it
+        view.changed_jobs = set()
 
     def priority(self, job, now: float) -> tuple:
         attained = job.attained
@@ -88,13 +88,8 @@ class Tiresias(Policy):
             return
         start = self._all_fit(view)
         if start is None:
-            if self._index is not None and self._index.usable:
-                until = self._index.update(view)
-                start, stop = self._jump_walk(view)
-            else:
-                running, until = self._running_order(view)
-                start, keep = self._walk(view, running)
-                stop = [job for job in view.running.values() if job.job_id not in keep]
+            until = self._index.update(view)
+            start, stop = self._walk(view)
             if not start:
                 self._idle = (queue.version, cluster.version, until)
                 return
@@ -122,93 +117,76 @@ class Tiresias(Policy):
             return None
         return [(job, device) for job in waiting if view.has_solo(device, job.workload)]
 
-    def _jump_walk(self, view):
-        """The walk on one device type, from one job that starts or stops to the next: (start, stop).
+    def _walk(self, view):
+        """The walk, from one job that starts or stops to the next: (jobs to start with their device, jobs to stop).
 
         Running jobs all fit until a started job takes their room; from then on the next running job that
-        does not fit is where the running GPUs summed in priority order exceed the room. The GPUs left
-        (`room`) only shrink along the walk, so of the waiting jobs of one GPU count only the first after the
-        current place can be the next to start, and once one finds too little room, none of its count will.
+        does not fit is where the running GPUs of its device type, summed in priority order, exceed the room.
+        The GPUs left on each device type (`room`) only shrink along the walk, so of the waiting jobs of one
+        GPU count only the first after the current place that may still find room can be the next to start;
+        a waiting job that finds too little room tells, for each device type, the GPU count that no longer
+        fits there (`full`).
         """
-        index, queue = self._index, view.queue
-        device = view.cluster.devices[0]
-        room, place, taken = view.spec.gpus_of(device), None, 0  # after `place` (an entry), `taken` running GPUs
-        counts, start, stop = set(queue.sizes()), [], []
+        index, queue, devices = self._index, view.queue, view.cluster.devices
+        room = [view.spec.gpus_of(device) for device in devices]
+        taken = [0] * len(devices)   # running GPUs of each device type up to `place` (kept or stopped)
+        full = [gpus + 1 for gpus in room]  # per device type, the least GPU count that can no longer fit there
+        place, counts, start, stop = None, set(queue.sizes()), [], []
         while True:
-            stopping = index.first_over(taken + room) if room < index.total - taken else None
+            stopping = index.first_stop(room, taken)
             bound = stopping[0] if stopping is not None else None
-            firsts = [(queue.first_after(count, place), count) for count in counts]
-            counts = {count for entry, count in firsts if entry is not None}
-            chosen = None
-            # past the next job to stop the room is not known yet; before it, the first job with room starts and
-            # one short of room stays so (the room only shrinks): none of its count will start
-            for entry, count in sorted(first for first in firsts if first[0] is not None and
-                                       (bound is None or first[0] < bound)):
-                ahead = index.before(entry)
-                if room - (ahead - taken) >= count:
-                    chosen = (entry, count, ahead)
+            chosen, firsts = None, {}
+            for count in list(counts):
+                firsts[count] = self._first_viable(view, count, place, full)
+            while chosen is None:
+                firsts = {count: entry for count, entry in firsts.items() if entry is not None}
+                counts.intersection_update(firsts)
+                if not firsts:
                     break
-                counts.discard(count)
+                count = min(firsts, key=firsts.get)
+                entry = firsts[count]
+                if bound is not None and entry > bound:
+                    break  # past the next job to stop, the room is not known yet
+                ahead = index.before(entry)
+                left = [room[d] - (ahead[d] - taken[d]) for d in range(len(devices))]
+                where = next((d for d in self._runs_on(view, queue.job(entry).workload) if left[d] >= count), None)
+                if where is not None:
+                    chosen = (entry, where, ahead, left)
+                else:
+                    full = [min(least, gpus + 1) for least, gpus in zip(full, left)]
+                    firsts[count] = self._first_viable(view, count, entry, full)
             if chosen is not None:
-                entry, count, ahead = chosen
-                start.append((queue.job(entry), device))
-                room, place, taken = room - (ahead - taken) - count, entry, ahead
+                entry, where, taken, room = chosen
+                room[where] -= queue.job(entry).num_gpus
+                start.append((queue.job(entry), devices[where]))
+                place = entry
+                full = [min(least, gpus + 1) for least, gpus in zip(full, room)]
             elif stopping is not None:
-                job = stopping[1]
-                stop.append(job)
+                bound, job, where = stopping
                 ahead = index.before(bound)
-                room, place, taken = room - (ahead - taken), bound, ahead + job.num_gpus
+                room = [room[d] - (ahead[d] - taken[d]) for d in range(len(devices))]
+                taken = ahead
+                taken[where] += job.num_gpus
+                stop.append(job)
+                place = bound
             else:
                 return start, stop
 
-    def _walk(self, view, running):
-        """Jobs in priority order (running merged with waiting): who keeps or gets GPUs."""
-        queue, devices = view.queue, view.cluster.devices
-        budget = {d: view.spec.gpus_of(d) for d in devices}
-        keep, start = set(), []
-        after, r, waiting, bound, stale = None, 0, None, None, True
-        while True:
-            room = max(budget.values())
-            # the first waiting job after `after` that fits: unchanged while `after` is and it still fits the room
-            if stale or (waiting is not None and waiting.num_gpus > room):
-                waiting = queue.next_after(after, room) if room > 0 else None
-                bound = queue.entry(waiting)[:-1] if waiting is not None else None
-                stale = False
-            if waiting is None and not start:
-                break  # nothing more can start: every running job keeps its GPUs
-            if r < len(running) and (waiting is None or running[r][0] < bound):
-                job = running[r][1]
-                r += 1
-                if budget[job.device] >= job.num_gpus:
-                    budget[job.device] -= job.num_gpus
-                    keep.add(job.job_id)
-                continue
-            if waiting is None:
-                break
-            after, stale = queue.entry(waiting), True
-            for device in devices:
-                if budget[device] >= waiting.num_gpus and view.has_solo(device, waiting.workload):
-                    budget[device] -= waiting.num_gpus
-                    start.append((waiting, device))
-                    break
-        return start, keep
+    def _first_viable(self, view, count: int, after, full: list) -> tuple | None:
+        """The entry of the first waiting job of `count` GPUs after `after` with a device type not full for it."""
+        queue = view.queue
+        entry = queue.first_after(count, after) if any(count < least for least in full) else None
+        while entry is not None and all(count >= full[d] for d in self._runs_on(view, queue.job(entry).workload)):
+            entry = queue.first_after(count, entry)  # its device types are full for its count
+        return entry
 
-    def _running_order(self, view):
-        """Running jobs sorted by priority, and the time until which that order holds (next threshold crossing)."""
-        now, version = view.now, view.cluster.version
-        if self._running is not None and self._running[0] == version and now < self._running[1]:
-            return self._running[2], self._running[1]
-        until, order, thresholds = float("inf"), [], self.thresholds
-        for job in view.running.values():
-            attained = job.attained + (now - job.last_update) * job.num_gpus  # as priority() computes it
-            level = bisect.bisect_right(thresholds, attained)
-            if level < len(thresholds):
-                cross = now + (thresholds[level] - attained) / job.num_gpus
-                until = min(until, cross - 1e-9 * max(1.0, abs(cross)))  # conservative: recompute near the edge
-            order.append(((level, job.submit_time, job.job_id), job))
-        order.sort(key=lambda pair: pair[0])
-        self._running = (version, until, order)
-        return order, until
+    def _runs_on(self, view, workload: str) -> tuple[int, ...]:
+        """Indexes of the device types that run `workload`, in the cluster's order."""
+        runs_on = self._devices_of.get(workload)
+        if runs_on is None:
+            runs_on = self._devices_of[workload] = tuple(
+                d for d, device in enumerate(view.cluster.devices) if view.has_solo(device, workload))
+        return runs_on
 
     def _promote(self, view) -> None:
         """Re-key waiting jobs that starve by now (they go to the top queue)."""
@@ -229,33 +207,42 @@ class Tiresias(Policy):
 
 
 class RunningIndex:
-    """Running jobs in Tiresias's priority order (level, then arrival), their GPU counts summed: prefix sums and
-    search in O(log n), one Fenwick tree per level over the jobs' places in arrival order.
+    """Running jobs in Tiresias's priority order (level, then arrival), their GPUs summed per device type: prefix
+    sums and search in O(log n), one Fenwick tree per device type and level over the jobs' places in arrival order.
 
-    A job's place is numbered when it is first queued (jobs arrive in (submit time, job id) order, the order
-    inside a level; `usable` turns False if one did not). `update` brings the index up to the view's time:
-    jobs placed or stopped since (the view's `changed_jobs` log) and jobs whose attained service crossed a
-    threshold. Entries are queue entries, `(level, submit_time, job_id, job_id)`.
+    A job's place is numbered when it is first queued: jobs arrive in (submit time, job id) order, the order
+    inside a level. `update` brings the index up to the view's time: jobs placed or stopped since (the view's
+    `changed_jobs` log) and jobs whose attained service crossed a threshold. Entries are queue entries,
+    `(level, submit_time, job_id, job_id)`; device types are their indexes in the cluster's order.
     """
 
-    def __init__(self, thresholds: tuple[float, ...]):
+    def __init__(self, thresholds: tuple[float, ...], devices: tuple[str, ...]):
         self.thresholds = thresholds
-        self.usable = True
-        self.total = 0                       # GPUs of the indexed jobs
-        self._levels = [Fenwick() for _ in range(len(thresholds) + 1)]
-        self._ahead = [0] * (len(thresholds) + 1)  # GPUs indexed at the levels before each level
+        self._device = {device: d for d, device in enumerate(devices)}
+        levels = len(thresholds) + 1
+        self._trees = [[Fenwick() for _ in range(levels)] for _ in devices]
+        self._ahead = [[0] * levels for _ in devices]  # per device type, GPUs indexed at the levels before each
+        self.totals = [0] * len(devices)               # per device type, GPUs of the indexed jobs
         self._place: dict[int, int] = {}     # job_id -> place in arrival order
         self._last: tuple | None = None      # (submit_time, job_id) of the latest numbered job
         self._held: dict[int, tuple] = {}    # job_id -> (level, placed_at, job) of an indexed job
         self._at: dict[int, object] = {}     # place -> indexed job
         self._crossings: list = []           # heap of (when it may cross, job_id, placed_at)
 
+    def start(self, view) -> None:
+        """Number the jobs already queued or running, in arrival order, and index the running ones."""
+        for job in sorted([*view.running.values(), *view.queue], key=lambda job: (job.submit_time, job.job_id)):
+            self.number(job)
+        for job in view.running.values():
+            self._move(job, None, self._level(job, view.now))
+
     def number(self, job) -> None:
         """Give a job its place in arrival order when it is first queued."""
         if job.job_id not in self._place:
             key = (job.submit_time, job.job_id)
             if self._last is not None and key < self._last:
-                self.usable = False
+                raise RuntimeError(f"tiresias: job {job.job_id} queued first after job {self._last[1]}; expected "
+                                   f"first arrivals in (submit_time, job_id) order, as the Simulator makes them")
             self._last = key
             self._place[job.job_id] = len(self._place)
 
@@ -272,20 +259,31 @@ class RunningIndex:
         self._cross(view.now)
         return self._crossings[0][0] if self._crossings else float("inf")
 
-    def before(self, entry: tuple) -> int:
-        """GPUs of the indexed jobs ahead of `entry` in priority order."""
-        level = entry[0]
-        return self._ahead[level] + self._levels[level].before(self._place[entry[-1]])
+    def before(self, entry: tuple) -> list[int]:
+        """Per device type, GPUs of the indexed jobs ahead of `entry` in priority order."""
+        level, place = entry[0], self._place[entry[-1]]
+        return [ahead[level] + trees[level].before(place) for ahead, trees in zip(self._ahead, self._trees)]
 
-    def first_over(self, gpus: int):
-        """(entry, job) of the first job at which the GPUs summed in priority order exceed `gpus`; None if none."""
+    def first_stop(self, room: list[int], taken: list[int]):
+        """(entry, job, device type) of the first job that finds no room, when each device type's jobs up to
+        `taken` GPUs are passed and `room` GPUs are left for the rest; None if every job finds room."""
+        first = None
+        for d, total in enumerate(self.totals):
+            if room[d] < total - taken[d]:
+                found = self._first_over(d, taken[d] + room[d])
+                if first is None or found[0] < first[0]:
+                    first = found
+        return first
+
+    def _first_over(self, d: int, gpus: int) -> tuple:
+        """(entry, job, d) of the first job of device type `d` at which its GPUs summed exceed `gpus`."""
         summed = 0
-        for level, tree in enumerate(self._levels):
+        for level, tree in enumerate(self._trees[d]):
             if summed + tree.total > gpus:
                 job = self._at[tree.first_above(gpus - summed)]
-                return (level, job.submit_time, job.job_id, job.job_id), job
+                return (level, job.submit_time, job.job_id, job.job_id), job, d
             summed += tree.total
-        return None
+        raise AssertionError("called with fewer GPUs than indexed")
 
     def _level(self, job, now: float) -> int:
         attained = job.attained + (now - job.last_update) * job.num_gpus  # as Tiresias.priority computes it
@@ -293,21 +291,22 @@ class RunningIndex:
 
     def _move(self, job, old: int | None, new: int | None) -> None:
         """Take `job` from level `old` to level `new` (None: not indexed); note when it may cross next."""
-        place = self._place[job.job_id]
+        place, d = self._place[job.job_id], self._device[job.device]
         if old is not None:
-            self._count(place, old, -job.num_gpus)
+            self._count(place, d, old, -job.num_gpus)
             del self._held[job.job_id], self._at[place]
         if new is not None:
-            self._count(place, new, job.num_gpus)
+            self._count(place, d, new, job.num_gpus)
             self._held[job.job_id], self._at[place] = (new, job.placed_at, job), job
             if new < len(self.thresholds):
                 self._note_crossing(job, new)
 
-    def _count(self, place: int, level: int, gpus: int) -> None:
-        self._levels[level].add(place, gpus)
-        self.total += gpus
-        for later in range(level + 1, len(self._ahead)):
-            self._ahead[later] += gpus
+    def _count(self, place: int, d: int, level: int, gpus: int) -> None:
+        self._trees[d][level].add(place, gpus)
+        self.totals[d] += gpus
+        ahead = self._ahead[d]
+        for later in range(level + 1, len(ahead)):
+            ahead[later] += gpus
 
     def _note_crossing(self, job, level: int) -> None:
         """When `job` may cross into the next level: a little before it does (recomputed exactly then)."""
@@ -322,14 +321,15 @@ class RunningIndex:
             held = self._held.get(entry[1])
             if held is None or held[1] != entry[2]:
                 continue  # stopped, or placed again since (a newer entry covers it)
-            level, _, job = held
+            level, placed_at, job = held
             new = self._level(job, now)
             if new == level:
                 later.append(entry)
             else:
-                self._count(self._place[job.job_id], level, -job.num_gpus)
-                self._count(self._place[job.job_id], new, job.num_gpus)
-                self._held[job.job_id] = (new, held[1], job)
+                place, d = self._place[job.job_id], self._device[job.device]
+                self._count(place, d, level, -job.num_gpus)
+                self._count(place, d, new, job.num_gpus)
+                self._held[job.job_id] = (new, placed_at, job)
                 if new < len(self.thresholds):
                     self._note_crossing(job, new)
         for entry in later:
