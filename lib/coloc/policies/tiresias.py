@@ -129,38 +129,35 @@ class Tiresias(Policy):
         """
         index, queue, devices = self._index, view.queue, view.cluster.devices
         room = [view.spec.gpus_of(device) for device in devices]
-        taken = [0] * len(devices)   # running GPUs of each device type up to `place` (kept or stopped)
+        taken = [0] * len(devices)   # running GPUs of each device type up to the place reached (kept or stopped)
         full = [gpus + 1 for gpus in room]  # per device type, the least GPU count that can no longer fit there
-        place, counts, start, stop = None, set(queue.sizes()), [], []
+        start, stop = [], []
+        firsts = {}  # GPU count -> entry of the first waiting job after the place reached that may find room
+        for count in queue.sizes():
+            self._advance(view, firsts, count, None, full)
         while True:
             stopping = index.first_stop(room, taken)
-            bound = stopping[0] if stopping is not None else None
-            chosen, firsts = None, {}
-            for count in list(counts):
-                firsts[count] = self._first_viable(view, count, place, full)
-            while chosen is None:
-                firsts = {count: entry for count, entry in firsts.items() if entry is not None}
-                counts.intersection_update(firsts)
-                if not firsts:
-                    break
-                count = min(firsts, key=firsts.get)
+            chosen = None
+            while chosen is None and firsts:
+                count = min(firsts, key=firsts.__getitem__)
                 entry = firsts[count]
-                if bound is not None and entry > bound:
+                if stopping is not None and entry > stopping[0]:
                     break  # past the next job to stop, the room is not known yet
                 ahead = index.before(entry)
                 left = [room[d] - (ahead[d] - taken[d]) for d in range(len(devices))]
-                where = next((d for d in self._runs_on(view, queue.job(entry).workload) if left[d] >= count), None)
-                if where is not None:
-                    chosen = (entry, where, ahead, left)
+                for where in self._runs_on(view, queue.job(entry).workload):
+                    if left[where] >= count:
+                        chosen = (entry, where, ahead, left)
+                        break
                 else:
                     full = [min(least, gpus + 1) for least, gpus in zip(full, left)]
-                    firsts[count] = self._first_viable(view, count, entry, full)
+                    self._advance(view, firsts, count, entry, full)
             if chosen is not None:
                 entry, where, taken, room = chosen
-                room[where] -= queue.job(entry).num_gpus
-                start.append((queue.job(entry), devices[where]))
-                place = entry
-                full = [min(least, gpus + 1) for least, gpus in zip(full, room)]
+                job = queue.job(entry)
+                room[where] -= job.num_gpus
+                start.append((job, devices[where]))
+                self._advance(view, firsts, job.num_gpus, entry, full)
             elif stopping is not None:
                 bound, job, where = stopping
                 ahead = index.before(bound)
@@ -168,17 +165,21 @@ class Tiresias(Policy):
                 taken = ahead
                 taken[where] += job.num_gpus
                 stop.append(job)
-                place = bound
             else:
                 return start, stop
 
-    def _first_viable(self, view, count: int, after, full: list) -> tuple | None:
-        """The entry of the first waiting job of `count` GPUs after `after` with a device type not full for it."""
+    def _advance(self, view, firsts: dict, count: int, after, full: list) -> None:
+        """Set `firsts[count]` to the first waiting job of `count` GPUs after `after` with a device type not full
+        for it; drop `count` if there is none."""
         queue = view.queue
-        entry = queue.first_after(count, after) if any(count < least for least in full) else None
-        while entry is not None and all(count >= full[d] for d in self._runs_on(view, queue.job(entry).workload)):
-            entry = queue.first_after(count, entry)  # its device types are full for its count
-        return entry
+        entry = queue.first_after(count, after) if count < max(full) else None
+        if len(full) > 1:  # (with one device type, `count < max(full)` says that it is not full)
+            while entry is not None and all(count >= full[d] for d in self._runs_on(view, queue.job(entry).workload)):
+                entry = queue.first_after(count, entry)  # its device types are full for its count
+        if entry is None:
+            firsts.pop(count, None)
+        else:
+            firsts[count] = entry
 
     def _runs_on(self, view, workload: str) -> tuple[int, ...]:
         """Indexes of the device types that run `workload`, in the cluster's order."""
