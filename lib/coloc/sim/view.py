@@ -29,6 +29,7 @@ class Profile:
         self._tput = dict(solo_tput)
         self._fits = dict(fits)
         self.reference_device = reference_device
+        self._speeds: dict[tuple[str, str], float] = {}
 
     @classmethod
     def of(cls, truth) -> "Profile":
@@ -41,8 +42,13 @@ class Profile:
 
     def speed(self, device: str, workload: str) -> float:
         """Solo speed on `device` relative to the reference device (1.0 there)."""
+        speed = self._speeds.get((device, workload))
+        if speed is not None:
+            return speed
         try:
-            return self._tput[(device, workload)] / self._tput[(self.reference_device, workload)]
+            speed = self._speeds[(device, workload)] = (self._tput[(device, workload)] /
+                                                        self._tput[(self.reference_device, workload)])
+            return speed
         except KeyError:
             raise KeyError(f"profile: no solo throughput of {workload!r} on {device!r} and "
                            f"{self.reference_device!r}") from None
@@ -100,7 +106,7 @@ class SchedulerView:
     # ----- actions ----------------------------------------------------------------------
     def place(self, job: Job, gpus) -> None:
         """Start (or restart) a queued job on `gpus`."""
-        gpus = tuple(int(g) for g in gpus)
+        gpus = tuple(map(int, gpus))
         if job.state != QUEUED or job not in self.queue:
             raise SimulationError(f"t={self.now}: job {job.job_id} placed while {job.state}")
         if not gpus or min(gpus) < 0 or max(gpus) >= self.cluster.num_gpus:
@@ -109,8 +115,9 @@ class SchedulerView:
         if not self.profile.has_solo(device, job.workload):
             raise SimulationError(f"t={self.now}: job {job.job_id} ({job.workload}) has no solo "
                                   f"throughput on {device}")
+        residents = self.cluster.residents
         for gpu in gpus:
-            others = [j.workload for j in self.cluster.residents[gpu]]
+            others = [j.workload for j in residents[gpu]] if residents[gpu] else None
             if others and not self.profile.fits(device, others + [job.workload]):
                 raise SimulationError(f"t={self.now}: job {job.job_id} ({job.workload}) on GPU {gpu} "
                                       f"with {others}: infeasible on {device}")
@@ -187,10 +194,13 @@ class SchedulerView:
 
     def _log_change(self, job: Job) -> None:
         """Log `job` and the jobs on its GPUs (their co-runners changed) for a policy that keeps changed_jobs."""
-        if self.changed_jobs is not None:
-            self.changed_jobs.add(job.job_id)
+        changed = self.changed_jobs
+        if changed is not None:
+            changed.add(job.job_id)
+            residents = self.cluster.residents
             for gpu in job.gpus:
-                self.changed_jobs.update(j.job_id for j in self.cluster.residents[gpu])
+                for other in residents[gpu]:
+                    changed.add(other.job_id)
 
     def _settle(self, job: Job) -> None:
         """Account a job's progress and times from its last update to now."""
