@@ -1,0 +1,40 @@
+"""benchmarks/sim_scale.py: a point is a real simulation in its own process; the growth exponents are log-log slopes."""
+import importlib.util
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "sim_scale.py"
+
+
+@pytest.fixture(scope="module")
+def sim_scale():
+    spec = importlib.util.spec_from_file_location("sim_scale", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_exponents_are_the_slopes_of_time_against_jobs_and_gpus(sim_scale):
+    rows = [{"policy": "p", "cluster": "v100", "jobs": jobs, "gpus": gpus, "wall_s": 2e-6 * jobs ** 1.5 * gpus ** 0.25,
+             "cpu_s": 1e-6 * jobs * gpus ** 0.5} for jobs in (10_000, 100_000, 1_000_000) for gpus in (1_000, 10_000)]
+    rows.append({"policy": "p", "cluster": "v100", "jobs": 1_000_000, "gpus": 100, "wall_s": float("nan")})  # stopped
+    growth = sim_scale.exponents(pd.DataFrame(rows)).set_index(["over", "gpus", "jobs"], drop=False)
+    over_jobs = growth[growth["over"] == "jobs"]
+    assert len(over_jobs) == 2 and over_jobs["exponent_wall"].round(6).eq(1.5).all()
+    assert over_jobs["exponent_cpu"].round(6).eq(1.0).all()
+    over_gpus = growth[growth["over"] == "gpus"]
+    assert len(over_gpus) == 3 and over_gpus["exponent_wall"].round(6).eq(0.25).all()
+    assert over_gpus["exponent_cpu"].round(6).eq(0.5).all()
+
+
+@pytest.mark.parametrize("name, kind", [("fifo", "v100"), ("tiresias", "mixed")])
+def test_a_point_runs_the_simulation_in_its_own_process(sim_scale, mirror, name, kind):
+    args = sim_scale.argparse.Namespace(processed=Path("no-processed-tables"), raw_dir=mirror, limit_s=120,
+                                        predictions=None, utilization=None, predictor="egat", util_predictor="horus")
+    row = sim_scale.run_point(args, name, 300, 40, kind)
+    assert (row["policy"], row["jobs"], row["gpus"], row["cluster"]) == (name, 300, 40, kind)
+    assert row["placements"] >= 300 and row["placements"] - row["preemptions"] == 300  # each job placed once more than stopped
+    assert row["jobs_per_s"] == pytest.approx(300 / row["wall_s"])
+    assert 0 < row["cpu_s"] and 0 < row["peak_gb"] < 4
