@@ -27,11 +27,14 @@ scalar expressions' floating-point operations, so the choices are those of the p
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 import numpy as np
 
 from coloc.policies.base import Policy, fill_idle, register
 from coloc.policies.ends import PredictedEnds
-from coloc.policies.lone import VECTOR_MIN
+from coloc.policies.lone import REL, VECTOR_MIN
 from coloc.policies.stages import pair_finish_times, run_stages
 from coloc.sim.predictions import Predictions
 from coloc.sim.queue import fifo_key
@@ -59,6 +62,7 @@ class JctPack(Policy):
         super().reset(view)
         self._preds = self._predictions(view)
         self._cache: dict[tuple[str, str, str], float] = {}
+        self._rules: dict[tuple, bool | None] = {}
         self._ends = PredictedEnds(view, lambda job: self._predicted_factor(view, job)) if self.wait_rule else None
         cap = view.cluster.cap
         self._cap = min(cap, self.max_jobs_per_gpu) if self.max_jobs_per_gpu else cap
@@ -71,13 +75,13 @@ class JctPack(Policy):
         cluster = view.cluster
         if cluster.max_free() > 0 or not cluster.any_shareable():
             return
-        ends, waiting = None, 0
+        waits, waiting = None, 0
         for job in view.queue.first_singles(self.lookahead or len(view.queue)):
             if not cluster.any_shareable():
                 return
-            if self.wait_rule and ends is None:
-                ends = self._ends.sorted_at(view)
-            wait = float(ends[min(waiting, len(ends) - 1)]) if ends is not None and len(ends) else None
+            if self.wait_rule and waits is None:
+                waits = RoundWaits(self._ends, view)
+            wait = partial(waits.wait, waiting) if waits is not None and waits.known else None
             gpu = self._best_gpu(view, job, wait)
             if gpu is None:
                 waiting += 1
@@ -116,59 +120,100 @@ class JctPack(Policy):
             total += factor
         return total >= self.min_combined
 
-    def _best_gpu(self, view, job, wait: float | None) -> int | None:
-        """The admissible GPU adding least completion time; None if the job should wait."""
+    def _best_gpu(self, view, job, wait: Callable[[], float] | None) -> int | None:
+        """The admissible GPU adding least completion time; None if the job should wait.
+
+        wait(): the job's wait under the wait rule (None: no rule), asked only when a set that does not gain
+        throughput offers the least added time so far.
+        """
         best = None
         for device in view.cluster.devices:
             if not view.has_solo(device, job.workload):
                 continue
             t_new = job.remaining / view.speed(device, job.workload)
             for sig, gpus in view.cluster.shareable_groups(device):
-                members = sig + (job.workload,)
-                if len(sig) >= self._cap or not view.can_share(device, members):
+                gains_throughput = self._joins(view, device, job.workload, sig)
+                if gains_throughput is None or (not gains_throughput and wait is None):
                     continue
-                gains_throughput = self.admissible(device, members)
-                if not gains_throughput and wait is None:
-                    continue
+                option = self._cheapest(view, device, job.workload, t_new, sig, gpus, best)
                 # cost - wait < 0: packed, the jobs finish sooner in sum than if this one waited
-                option = self._cheapest(view, device, job.workload, t_new, sig, gpus,
-                                        None if gains_throughput else wait)
-                if option is not None and (best is None or option < best):
+                if option is not None and (gains_throughput or option[0] < wait()):
                     best = option
         return None if best is None else best[1]
 
-    def _cheapest(self, view, device: str, workload: str, t_new: float, sig, gpus, below: float | None):
-        """Least (added completion time, gpu) of one group, among GPUs adding less than `below` (if given)."""
-        if len(sig) == 1 and len(gpus) >= VECTOR_MIN and not view.spec.share_multi_gpu:
-            best = self._cheapest_ordered(view, device, workload, t_new, sig[0], gpus, below)
-            gpus = sorted(gpus.unordered())  # placed in this round: not in the kept order, costed one by one
-        else:
-            best = None
-        for gpu, cost in self._added_times(view, device, workload, t_new, sig, gpus):
-            if (below is None or cost < below) and (best is None or (cost, gpu) < best):
-                best = (cost, gpu)
-        return best
+    def _joins(self, view, device: str, workload: str, sig) -> bool | None:
+        """Whether `workload` may join GPUs holding `sig`: None if not (the cap, memory), else whether the set
+        is admissible (gains throughput with confidence; if not, it may join only under the wait rule)."""
+        key = (device, workload, sig)
+        if key not in self._rules:
+            members = sig + (workload,)
+            self._rules[key] = (None if len(sig) >= self._cap or not view.can_share(device, members)
+                                else self.admissible(device, members))
+        return self._rules[key]
 
-    def _cheapest_ordered(self, view, device: str, workload: str, t_new: float, old: str, group, below):
-        """_cheapest over the ordered GPUs of a group each holding one single-GPU job, as arrays: the residents'
-        remaining times from the progress the group keeps, the closed form of _added_times element-wise."""
+    def _cheapest(self, view, device: str, workload: str, t_new: float, sig, gpus, beat):
+        """Least (added completion time, gpu) of one group if below `beat` (None: anything), else None."""
+        if len(sig) == 1 and not view.spec.share_multi_gpu:
+            least = self._cheapest_lone(view, device, workload, t_new, sig[0], gpus, beat)
+        else:
+            least = min(((cost, gpu) for gpu, cost in self._added_times(view, device, workload, t_new, sig, gpus)),
+                        default=None)
+        return least if least is not None and (beat is None or least < beat) else None
+
+    def _cheapest_lone(self, view, device: str, workload: str, t_new: float, old: str, group, beat):
+        """Least (added time, gpu) over a group of GPUs each holding one single-GPU job, or an option that is
+        not below `beat`.
+
+        Packed next to a resident of solo remaining time t, the new job adds t (2 - n_new - n_old) / n_old while
+        the resident ends first, and t_new (2 - n_new - n_old) / n_new once t is past both ending together: in
+        exact arithmetic a function of t that never falls (norms are at most 1). So the group's order by t
+        (GpuGroup.by_finish) is scanned from its least t, each GPU costed by the scalar expression, until the
+        cost just below the next t, less a rounding allowance, is above the least so far: ties are kept. When
+        the added time hardly grows with t (GPUs that differ only by rounding), the order is costed as arrays.
+        """
+        n_new, n_old = self._norm(device, workload, old), self._norm(device, old, workload)
+        now, residents = view.now, view.cluster.residents
+        order = kept_order(group, residents, now)
+
+        def added(t_old: float) -> float:
+            f_new, f_old = pair_finish_times(t_new, t_old, n_new, n_old)
+            return f_new + f_old - t_new - t_old
+
+        least = None
+        for gpu in sorted(group.unordered()):  # placed in this round: not in the kept order, costed one by one
+            resident = residents[gpu][0]
+            option = (added((resident.remaining - resident.rate * (now - resident.last_update)) / resident.speed), gpu)
+            least = option if least is None or option < least else least
+        if not order:
+            return least
+        if (2.0 - n_new - n_old) / n_old <= REL and len(order) >= VECTOR_MIN:
+            option = self._cheapest_ordered(view, device, workload, t_new, old, group, len(order))
+            return option if least is None or option < least else least
+        t_last = abs(group.solo_time(len(order) - 1, now))
+        slack = 2.0 * REL * (1.0 + t_new + t_new / n_new + t_last + t_last / n_old)  # rounding of any GPU's cost
+        for i, (key, gpu) in enumerate(order):
+            t = group.solo_time(i, now)
+            option = (added(t), gpu)
+            least = option if least is None or option < least else least
+            limit = least[0] if beat is None or least[0] < beat[0] else beat[0]
+            if added(t - REL * (abs(key) + 1.0)) - slack > limit:  # the GPUs further on have t beyond that
+                break
+        return least
+
+    def _cheapest_ordered(self, view, device: str, workload: str, t_new: float, old: str, group, ordered: int):
+        """Least (added time, gpu) over the `ordered` GPUs of a group's order, each holding one single-GPU job,
+        as arrays: the residents' remaining times from the progress the group keeps, pair_finish_times
+        element-wise."""
         n_new, n_old = self._norm(device, workload, old), self._norm(device, old, workload)
         now = view.now
-        ordered = len(group.by_finish(now))
         t_old = group.solo_times(0, ordered, now)
         a, b = t_new / n_new, t_old / n_old
         first = a <= b  # the new job ends first (stages.pair_finish_times)
         f_new = np.where(first, a, b + (t_new - n_new * b))
         f_old = np.where(first, a + (t_old - n_old * a), b)
         cost = f_new + f_old - t_new - t_old
-        gpus = group.gpus_at(0, ordered)
-        if below is not None:
-            allowed = cost < below
-            cost, gpus = cost[allowed], gpus[allowed]
-        if not len(cost):
-            return None
         least = cost.min()
-        return float(least), int(gpus[cost == least].min())
+        return float(least), int(group.gpus_at(0, ordered)[cost == least].min())
 
     def _added_times(self, view, device: str, workload: str, t_new: float, sig, gpus):
         """(gpu, completion time packing adds) per GPU of one group; closed form for one resident."""
@@ -196,6 +241,35 @@ class JctPack(Policy):
         packed, _ = run_stages(left, pair_norm)
         alone, _ = run_stages(left[1:], lambda i, k: pair_norm(i + 1, k + 1))
         return sum(packed) - t_new - sum(alone)
+
+
+def kept_order(group, residents, now: float) -> list[tuple[float, int]]:
+    """group.by_finish(now), leaving out of the order (in `unordered()`) the GPUs whose lone resident still
+    counts as co-located: its co-runner left in this round, and its rate, still the shared one, is set anew
+    after the round (by_finish would keep the stale progress, as it takes a rate above 0 for one set)."""
+    stale = [gpu for gpu in group.unordered() if residents[gpu][0].colocated]
+    for gpu in stale:
+        group.discard(gpu)
+    order = group.by_finish(now)
+    for gpu in stale:
+        group.add(gpu)
+    return order
+
+
+class RoundWaits:
+    """The wait rule's times in one round: the running jobs' predicted ends as at the round's first offer
+    (read then; sorted only when a decision first needs one). A job with k jobs waiting before it in this
+    round waits until the (k+1)-th of them, or the last."""
+
+    def __init__(self, ends: PredictedEnds, view):
+        ends.refresh(view)
+        self._ends, self._now, self._sorted = ends, view.now, None
+        self.known = len(ends) > 0
+
+    def wait(self, waiting: int) -> float:
+        if self._sorted is None:
+            self._sorted = self._ends.kept_sorted(self._now)
+        return float(self._sorted[min(waiting, len(self._sorted) - 1)])
 
 
 @register("coloc")

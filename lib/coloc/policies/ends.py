@@ -31,8 +31,17 @@ class PredictedEnds:
         self._live = np.zeros(64, dtype=bool)
         view.changed_jobs = set(view.running)
 
+    def __len__(self) -> int:
+        """Running jobs as last read (by `refresh`)."""
+        return len(self._slot)
+
     def sorted_at(self, view) -> np.ndarray:
         """Predicted times until each running job ends, at view.now, ascending."""
+        self.refresh(view)
+        return self.kept_sorted(view.now)
+
+    def refresh(self, view) -> None:
+        """Read again the jobs the view logged as changed since the last look."""
         for job_id in view.changed_jobs:
             job = view.running.get(job_id)
             if job is None:
@@ -40,8 +49,11 @@ class PredictedEnds:
             else:
                 self._keep(job)
         view.changed_jobs.clear()
+
+    def kept_sorted(self, now: float) -> np.ndarray:
+        """The predicted times until each job ends at `now`, ascending, from the state as last read."""
         state = self._state[:, self._live]
-        left = state[REMAINING] - state[RATE] * (view.now - state[LAST_UPDATE])  # Job.remaining_at
+        left = state[REMAINING] - state[RATE] * (now - state[LAST_UPDATE])  # Job.remaining_at
         return np.sort(left / state[SPEED] / state[FACTOR])
 
     def _keep(self, job: Job) -> None:
