@@ -27,8 +27,10 @@ scalar expressions' floating-point operations, so the choices are those of the p
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from functools import partial
+from operator import itemgetter
 
 import numpy as np
 
@@ -38,6 +40,8 @@ from coloc.policies.lone import REL, VECTOR_MIN
 from coloc.policies.stages import pair_finish_times, run_stages
 from coloc.sim.predictions import Predictions
 from coloc.sim.queue import fifo_key
+
+UNKNOWN = object()
 
 
 class JctPack(Policy):
@@ -62,7 +66,7 @@ class JctPack(Policy):
         super().reset(view)
         self._preds = self._predictions(view)
         self._cache: dict[tuple[str, str, str], float] = {}
-        self._rules: dict[tuple, bool | None] = {}
+        self._rules: dict[tuple[str, str], dict] = {}
         self._ends = PredictedEnds(view, lambda job: self._predicted_factor(view, job)) if self.wait_rule else None
         cap = view.cluster.cap
         self._cap = min(cap, self.max_jobs_per_gpu) if self.max_jobs_per_gpu else cap
@@ -126,43 +130,60 @@ class JctPack(Policy):
         wait(): the job's wait under the wait rule (None: no rule), asked only when a set that does not gain
         throughput offers the least added time so far.
         """
-        best = None
+        candidates, now = [], view.now
         for device in view.cluster.devices:
             if not view.has_solo(device, job.workload):
                 continue
             t_new = job.remaining / view.speed(device, job.workload)
+            rules = self._rules_of(device, job.workload)
             for sig, gpus in view.cluster.shareable_groups(device):
-                gains_throughput = self._joins(view, device, job.workload, sig)
-                if gains_throughput is None or (not gains_throughput and wait is None):
+                rule = rules.get(sig, UNKNOWN)
+                if rule is UNKNOWN:
+                    rule = rules[sig] = self._joins(view, device, job.workload, sig)
+                if rule is None or (not rule[0] and wait is None):
                     continue
+                lone = rule[1]
+                floor = -math.inf if lone is None or gpus.unordered() else lone_floor(now, t_new, lone, gpus)
+                candidates.append((floor, device, t_new, sig, gpus, rule))
+        candidates.sort(key=itemgetter(0))
+        best = None
+        for floor, device, t_new, sig, gpus, (gains_throughput, lone) in candidates:
+            if best is not None and floor > best[0]:
+                break  # this group and the rest add more time than the best
+            if lone is None:
                 option = self._cheapest(view, device, job.workload, t_new, sig, gpus, best)
-                # cost - wait < 0: packed, the jobs finish sooner in sum than if this one waited
-                if option is not None and (gains_throughput or option[0] < wait()):
-                    best = option
+            else:
+                option = self._cheapest_lone(view, t_new, lone, gpus, best)
+            # cost - wait < 0: packed, the jobs finish sooner in sum than if this one waited
+            if option is not None and (gains_throughput or option[0] < wait()):
+                best = option
         return None if best is None else best[1]
 
-    def _joins(self, view, device: str, workload: str, sig) -> bool | None:
-        """Whether `workload` may join GPUs holding `sig`: None if not (the cap, memory), else whether the set
-        is admissible (gains throughput with confidence; if not, it may join only under the wait rule)."""
-        key = (device, workload, sig)
-        if key not in self._rules:
-            members = sig + (workload,)
-            self._rules[key] = (None if len(sig) >= self._cap or not view.can_share(device, members)
-                                else self.admissible(device, members))
-        return self._rules[key]
+    def _rules_of(self, device: str, workload: str) -> dict:
+        """{signature: _joins(view, device, workload, signature)} as far as asked."""
+        rules = self._rules.get((device, workload))
+        if rules is None:
+            rules = self._rules[(device, workload)] = {}
+        return rules
+
+    def _joins(self, view, device: str, workload: str, sig) -> tuple[bool, tuple[float, float] | None] | None:
+        """How `workload` may join GPUs holding `sig`: None if not (the cap, memory), else (whether the set is
+        admissible, (n_new, n_old) where each GPU holds one single-GPU job, else None). A set that is not
+        admissible (gaining throughput with confidence) may be joined only under the wait rule."""
+        members = sig + (workload,)
+        if len(sig) >= self._cap or not view.can_share(device, members):
+            return None
+        lone = len(sig) == 1 and not view.spec.share_multi_gpu
+        pair = (self._norm(device, workload, sig[0]), self._norm(device, sig[0], workload)) if lone else None
+        return self.admissible(device, members), pair
 
     def _cheapest(self, view, device: str, workload: str, t_new: float, sig, gpus, beat):
         """Least (added completion time, gpu) of one group if below `beat` (None: anything), else None."""
-        if len(sig) == 1 and not view.spec.share_multi_gpu:
-            least = self._cheapest_lone(view, device, workload, t_new, sig[0], gpus, beat)
-        else:
-            least = min(((cost, gpu) for gpu, cost in self._added_times(view, device, workload, t_new, sig, gpus)),
-                        default=None)
-        return least if least is not None and (beat is None or least < beat) else None
+        return below(min(((cost, gpu) for gpu, cost in self._added_times(view, device, workload, t_new, sig, gpus)),
+                         default=None), beat)
 
-    def _cheapest_lone(self, view, device: str, workload: str, t_new: float, old: str, group, beat):
-        """Least (added time, gpu) over a group of GPUs each holding one single-GPU job, or an option that is
-        not below `beat`.
+    def _cheapest_lone(self, view, t_new: float, lone: tuple[float, float], group, beat):
+        """_cheapest over a group of GPUs each holding one single-GPU job; lone: (n_new, n_old).
 
         Packed next to a resident of solo remaining time t, the new job adds t (2 - n_new - n_old) / n_old while
         the resident ends first, and t_new (2 - n_new - n_old) / n_new once t is past both ending together: in
@@ -171,7 +192,7 @@ class JctPack(Policy):
         cost just below the next t, less a rounding allowance, is above the least so far: ties are kept. When
         the added time hardly grows with t (GPUs that differ only by rounding), the order is costed as arrays.
         """
-        n_new, n_old = self._norm(device, workload, old), self._norm(device, old, workload)
+        n_new, n_old = lone
         now, residents = view.now, view.cluster.residents
         order = kept_order(group, residents, now)
 
@@ -185,12 +206,11 @@ class JctPack(Policy):
             option = (added((resident.remaining - resident.rate * (now - resident.last_update)) / resident.speed), gpu)
             least = option if least is None or option < least else least
         if not order:
-            return least
+            return below(least, beat)
         if (2.0 - n_new - n_old) / n_old <= REL and len(order) >= VECTOR_MIN:
-            option = self._cheapest_ordered(view, device, workload, t_new, old, group, len(order))
-            return option if least is None or option < least else least
-        t_last = abs(group.solo_time(len(order) - 1, now))
-        slack = 2.0 * REL * (1.0 + t_new + t_new / n_new + t_last + t_last / n_old)  # rounding of any GPU's cost
+            option = self._cheapest_ordered(view, t_new, n_new, n_old, group, len(order))
+            return below(option if least is None or option < least else least, beat)
+        slack = allowance(t_new, n_new, n_old, now, order)
         for i, (key, gpu) in enumerate(order):
             t = group.solo_time(i, now)
             option = (added(t), gpu)
@@ -198,13 +218,13 @@ class JctPack(Policy):
             limit = least[0] if beat is None or least[0] < beat[0] else beat[0]
             if added(t - REL * (abs(key) + 1.0)) - slack > limit:  # the GPUs further on have t beyond that
                 break
-        return least
+        return below(least, beat)
 
-    def _cheapest_ordered(self, view, device: str, workload: str, t_new: float, old: str, group, ordered: int):
+    @staticmethod
+    def _cheapest_ordered(view, t_new: float, n_new: float, n_old: float, group, ordered: int):
         """Least (added time, gpu) over the `ordered` GPUs of a group's order, each holding one single-GPU job,
         as arrays: the residents' remaining times from the progress the group keeps, pair_finish_times
         element-wise."""
-        n_new, n_old = self._norm(device, workload, old), self._norm(device, old, workload)
         now = view.now
         t_old = group.solo_times(0, ordered, now)
         a, b = t_new / n_new, t_old / n_old
@@ -241,6 +261,31 @@ class JctPack(Policy):
         packed, _ = run_stages(left, pair_norm)
         alone, _ = run_stages(left[1:], lambda i, k: pair_norm(i + 1, k + 1))
         return sum(packed) - t_new - sum(alone)
+
+
+def lone_floor(now: float, t_new: float, lone: tuple[float, float], group) -> float:
+    """An added time no GPU of the kept order of a group of one-job GPUs goes below (lone: (n_new, n_old)).
+    Next to a resident of solo remaining time t the new job adds, in exact arithmetic,
+    (2 - n_new - n_old) min(t / n_old, t_new / n_new) (see JctPack._cheapest_lone): its value at the least t
+    of the order, less the rounding allowance."""
+    n_new, n_old = lone
+    order = group.by_finish(now)
+    first = order[0][0]
+    t = first - now - REL * (abs(first) + 1.0)
+    floor = (2.0 - n_new - n_old) * min(t / n_old, t_new / n_new)
+    return floor - REL * abs(floor) - allowance(t_new, n_new, n_old, now, order)
+
+
+def below(option, beat):
+    """`option` if it is below `beat` (None: anything), else None."""
+    return option if option is not None and (beat is None or option < beat) else None
+
+
+def allowance(t_new: float, n_new: float, n_old: float, now: float, order) -> float:
+    """More than the rounding error of the added time (computed as in pair_finish_times) of any GPU of the
+    order: a few units in the last place of the largest terms, t_new / n_new and t / n_old."""
+    t_most = max(abs(order[0][0] - now), abs(order[-1][0] - now)) + 1.0
+    return 2.0 * REL * (1.0 + t_new + t_new / n_new + t_most + t_most / n_old)
 
 
 def kept_order(group, residents, now: float) -> list[tuple[float, int]]:

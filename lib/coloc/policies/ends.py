@@ -24,11 +24,9 @@ class PredictedEnds:
 
     def __init__(self, view, factor: Callable[[Job], float]):
         self._factor = factor
-        self._slot: dict[int, int] = {}
-        self._free: list[int] = []
-        self._used = 0  # slots handed out so far
+        self._slot: dict[int, int] = {}  # job id -> its column; the columns 0 .. len - 1 are the running jobs'
+        self._ids: list[int] = []  # job id per column
         self._state = np.zeros((5, 64))
-        self._live = np.zeros(64, dtype=bool)
         view.changed_jobs = set(view.running)
 
     def __len__(self) -> int:
@@ -52,27 +50,26 @@ class PredictedEnds:
 
     def kept_sorted(self, now: float) -> np.ndarray:
         """The predicted times until each job ends at `now`, ascending, from the state as last read."""
-        state = self._state[:, self._live]
+        state = self._state[:, :len(self._ids)]
         left = state[REMAINING] - state[RATE] * (now - state[LAST_UPDATE])  # Job.remaining_at
         return np.sort(left / state[SPEED] / state[FACTOR])
 
     def _keep(self, job: Job) -> None:
         slot = self._slot.get(job.job_id)
         if slot is None:
-            slot = self._slot[job.job_id] = self._free.pop() if self._free else self._grow()
+            slot = self._slot[job.job_id] = len(self._ids)
+            self._ids.append(job.job_id)
+            if slot == self._state.shape[1]:
+                self._state = np.concatenate([self._state, np.zeros_like(self._state)], axis=1)
         self._state[:, slot] = (job.remaining, job.rate, job.last_update, job.speed, self._factor(job))
-        self._live[slot] = True
 
     def _drop(self, job_id: int) -> None:
+        """Take the job's column out: the last column moves into it."""
         slot = self._slot.pop(job_id, None)
-        if slot is not None:
-            self._live[slot] = False
-            self._free.append(slot)
-
-    def _grow(self) -> int:
-        """A new slot at the end, doubling the arrays when full."""
-        slot, self._used = self._used, self._used + 1
-        if slot >= self._live.size:
-            self._state = np.concatenate([self._state, np.zeros_like(self._state)], axis=1)
-            self._live = np.concatenate([self._live, np.zeros_like(self._live)])
-        return slot
+        if slot is None:
+            return
+        last = self._ids.pop()
+        if last != job_id:
+            self._state[:, slot] = self._state[:, len(self._ids)]
+            self._ids[slot] = last
+            self._slot[last] = slot
