@@ -128,7 +128,12 @@ class JctPack(Policy):
         """The admissible GPU adding least completion time; None if the job should wait.
 
         wait(): the job's wait under the wait rule (None: no rule), asked only when a set that does not gain
-        throughput offers the least added time so far.
+        throughput offers the least added time so far. The groups are visited least floor first, up to the
+        first floor above the best so far: a group's floor is an added time none of its GPUs goes below, -inf
+        where none is known (several residents, GPUs outside the kept order). Next to one resident of solo
+        remaining time t the new job adds, in exact arithmetic, (2 - n_new - n_old) min(t / n_old, t_new / n_new)
+        (see _cheapest_lone): the floor is its value at the least t of the order, less twice the rounding
+        allowance (once for this value, once for the GPUs' added times).
         """
         candidates, now = [], view.now
         for device in view.cluster.devices:
@@ -143,7 +148,15 @@ class JctPack(Policy):
                 if rule is None or (not rule[0] and wait is None):
                     continue
                 lone = rule[1]
-                floor = -math.inf if lone is None or gpus.unordered() else lone_floor(now, t_new, lone, gpus)
+                if lone is None or gpus.unordered():
+                    floor = -math.inf
+                else:  # the floor, inline (it is computed for every group)
+                    _, _, up_old, up_new, c_new, c_old = lone
+                    order = gpus.by_finish(now)
+                    first, last = order[0][0], order[-1][0]
+                    t = first - now - REL * (abs(first) + 1.0)
+                    floor = min(up_old * t, up_new * t_new) - 2.0 * REL * (
+                        1.0 + t_new * c_new + (abs(first - now) + abs(last - now) + 1.0) * c_old)
                 candidates.append((floor, device, t_new, sig, gpus, rule))
         candidates.sort(key=itemgetter(0))
         best = None
@@ -166,15 +179,15 @@ class JctPack(Policy):
             rules = self._rules[(device, workload)] = {}
         return rules
 
-    def _joins(self, view, device: str, workload: str, sig) -> tuple[bool, tuple[float, float] | None] | None:
+    def _joins(self, view, device: str, workload: str, sig) -> tuple[bool, tuple[float, ...] | None] | None:
         """How `workload` may join GPUs holding `sig`: None if not (the cap, memory), else (whether the set is
-        admissible, (n_new, n_old) where each GPU holds one single-GPU job, else None). A set that is not
-        admissible (gaining throughput with confidence) may be joined only under the wait rule."""
+        admissible, the pair's numbers (lone_pair) where each GPU holds one single-GPU job, else None). A set
+        that is not admissible (gaining throughput with confidence) may be joined only under the wait rule."""
         members = sig + (workload,)
         if len(sig) >= self._cap or not view.can_share(device, members):
             return None
         lone = len(sig) == 1 and not view.spec.share_multi_gpu
-        pair = (self._norm(device, workload, sig[0]), self._norm(device, sig[0], workload)) if lone else None
+        pair = lone_pair(self._norm(device, workload, sig[0]), self._norm(device, sig[0], workload)) if lone else None
         return self.admissible(device, members), pair
 
     def _cheapest(self, view, device: str, workload: str, t_new: float, sig, gpus, beat):
@@ -182,8 +195,8 @@ class JctPack(Policy):
         return below(min(((cost, gpu) for gpu, cost in self._added_times(view, device, workload, t_new, sig, gpus)),
                          default=None), beat)
 
-    def _cheapest_lone(self, view, t_new: float, lone: tuple[float, float], group, beat):
-        """_cheapest over a group of GPUs each holding one single-GPU job; lone: (n_new, n_old).
+    def _cheapest_lone(self, view, t_new: float, lone: tuple[float, ...], group, beat):
+        """_cheapest over a group of GPUs each holding one single-GPU job; lone: the pair's numbers (lone_pair).
 
         Packed next to a resident of solo remaining time t, the new job adds t (2 - n_new - n_old) / n_old while
         the resident ends first, and t_new (2 - n_new - n_old) / n_new once t is past both ending together: in
@@ -192,7 +205,7 @@ class JctPack(Policy):
         cost just below the next t, less a rounding allowance, is above the least so far: ties are kept. When
         the added time hardly grows with t (GPUs that differ only by rounding), the order is costed as arrays.
         """
-        n_new, n_old = lone
+        n_new, n_old, _, _, c_new, c_old = lone
         now, residents = view.now, view.cluster.residents
         order = kept_order(group, residents, now)
 
@@ -210,7 +223,7 @@ class JctPack(Policy):
         if (2.0 - n_new - n_old) / n_old <= REL and len(order) >= VECTOR_MIN:
             option = self._cheapest_ordered(view, t_new, n_new, n_old, group, len(order))
             return below(option if least is None or option < least else least, beat)
-        slack = allowance(t_new, n_new, n_old, now, order)
+        slack = allowance(now, t_new, lone, order)
         for i, (key, gpu) in enumerate(order):
             t = group.solo_time(i, now)
             option = (added(t), gpu)
@@ -263,17 +276,11 @@ class JctPack(Policy):
         return sum(packed) - t_new - sum(alone)
 
 
-def lone_floor(now: float, t_new: float, lone: tuple[float, float], group) -> float:
-    """An added time no GPU of the kept order of a group of one-job GPUs goes below (lone: (n_new, n_old)).
-    Next to a resident of solo remaining time t the new job adds, in exact arithmetic,
-    (2 - n_new - n_old) min(t / n_old, t_new / n_new) (see JctPack._cheapest_lone): its value at the least t
-    of the order, less the rounding allowance."""
-    n_new, n_old = lone
-    order = group.by_finish(now)
-    first = order[0][0]
-    t = first - now - REL * (abs(first) + 1.0)
-    floor = (2.0 - n_new - n_old) * min(t / n_old, t_new / n_new)
-    return floor - REL * abs(floor) - allowance(t_new, n_new, n_old, now, order)
+def lone_pair(n_new: float, n_old: float) -> tuple[float, ...]:
+    """A pair's numbers for the floor (JctPack._best_gpu) and allowance: n_new, n_old, (2 - n_new - n_old) / n_old and / n_new,
+    1 + 1 / n_new and 1 + 1 / n_old."""
+    k = 2.0 - n_new - n_old
+    return n_new, n_old, k / n_old, k / n_new, 1.0 + 1.0 / n_new, 1.0 + 1.0 / n_old
 
 
 def below(option, beat):
@@ -281,11 +288,13 @@ def below(option, beat):
     return option if option is not None and (beat is None or option < beat) else None
 
 
-def allowance(t_new: float, n_new: float, n_old: float, now: float, order) -> float:
-    """More than the rounding error of the added time (computed as in pair_finish_times) of any GPU of the
-    order: a few units in the last place of the largest terms, t_new / n_new and t / n_old."""
-    t_most = max(abs(order[0][0] - now), abs(order[-1][0] - now)) + 1.0
-    return 2.0 * REL * (1.0 + t_new + t_new / n_new + t_most + t_most / n_old)
+def allowance(now: float, t_new: float, lone: tuple[float, ...], order) -> float:
+    """More than the rounding error of the added time (computed as in pair_finish_times) at any GPU of the
+    order, and of the floor's value (JctPack._best_gpu): a few units in the last place of the largest terms, t_new / n_new and
+    t / n_old."""
+    _, _, _, _, c_new, c_old = lone
+    first, last = order[0][0], order[-1][0]
+    return 2.0 * REL * (1.0 + t_new * c_new + (abs(first - now) + abs(last - now) + 1.0) * c_old)
 
 
 def kept_order(group, residents, now: float) -> list[tuple[float, int]]:
@@ -293,6 +302,8 @@ def kept_order(group, residents, now: float) -> list[tuple[float, int]]:
     counts as co-located: its co-runner left in this round, and its rate, still the shared one, is set anew
     after the round (by_finish would keep the stale progress, as it takes a rate above 0 for one set)."""
     stale = [gpu for gpu in group.unordered() if residents[gpu][0].colocated]
+    if not stale:
+        return group.by_finish(now)
     for gpu in stale:
         group.discard(gpu)
     order = group.by_finish(now)
