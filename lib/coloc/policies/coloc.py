@@ -127,15 +127,16 @@ class JctPack(Policy):
     def _best_gpu(self, view, job, wait: Callable[[], float] | None) -> int | None:
         """The admissible GPU adding least completion time; None if the job should wait.
 
-        wait(): the job's wait under the wait rule (None: no rule), asked only when a set that does not gain
-        throughput offers the least added time so far. The groups are visited least floor first, up to the
+        The sets that gain throughput are searched first; then those that do not, for a GPU below that best:
+        wait(), the job's wait under the wait rule (None: no rule), is asked only if one is found, and the job
+        joins it if packing adds less than the wait. The groups are visited least floor first, up to the
         first floor above the best so far: a group's floor is an added time none of its GPUs goes below, -inf
         where none is known (several residents, GPUs outside the kept order). Next to one resident of solo
         remaining time t the new job adds, in exact arithmetic, (2 - n_new - n_old) min(t / n_old, t_new / n_new)
         (see _cheapest_lone): the floor is its value at the least t of the order, less twice the rounding
         allowance (once for this value, once for the GPUs' added times).
         """
-        candidates, now = [], view.now
+        gaining, others, now, rel = [], [], view.now, REL
         for device in view.cluster.devices:
             if not view.has_solo(device, job.workload):
                 continue
@@ -147,30 +148,37 @@ class JctPack(Policy):
                     rule = rules[sig] = self._joins(view, device, job.workload, sig)
                 if rule is None or (not rule[0] and wait is None):
                     continue
-                lone = rule[1]
-                if lone is None or gpus.unordered():
+                if rule[1] is None or gpus.unordered():
                     floor = -math.inf
-                else:  # the floor, inline (it is computed for every group)
-                    _, _, up_old, up_new, c_new, c_old = lone
+                else:  # the floor, inline (it is computed for every group of every decision)
+                    _, _, up_old, up_new, e_new, e_old = rule
                     order = gpus.by_finish(now)
                     first, last = order[0][0], order[-1][0]
-                    t = first - now - REL * (abs(first) + 1.0)
-                    floor = min(up_old * t, up_new * t_new) - 2.0 * REL * (
-                        1.0 + t_new * c_new + (abs(first - now) + abs(last - now) + 1.0) * c_old)
-                candidates.append((floor, device, t_new, sig, gpus, rule))
-        candidates.sort(key=itemgetter(0))
-        best = None
-        for floor, device, t_new, sig, gpus, (gains_throughput, lone) in candidates:
-            if best is not None and floor > best[0]:
-                break  # this group and the rest add more time than the best
-            if lone is None:
-                option = self._cheapest(view, device, job.workload, t_new, sig, gpus, best)
-            else:
-                option = self._cheapest_lone(view, t_new, lone, gpus, best)
-            # cost - wait < 0: packed, the jobs finish sooner in sum than if this one waited
-            if option is not None and (gains_throughput or option[0] < wait()):
-                best = option
+                    floor = min(up_old * (first - now - rel * (abs(first) + 1.0)), up_new * t_new) - 2.0 * (
+                        rel + t_new * e_new + (abs(first - now) + abs(last - now) + 1.0) * e_old)
+                (gaining if rule[0] else others).append((floor, device, t_new, sig, gpus, rule[1]))
+        best = self._least(view, job.workload, gaining, None)
+        other = self._least(view, job.workload, others, best)
+        # cost - wait < 0: packed, the jobs finish sooner in sum than if this one waited
+        if other is not None and other[0] < wait():
+            best = other
         return None if best is None else best[1]
+
+    def _least(self, view, workload: str, candidates: list, beat):
+        """Least (added time, gpu) over candidate groups, (floor, device, t_new, sig, group, (n_new, n_old) or
+        None), if below `beat` (None: anything), else None; visited least floor first, up to the first floor
+        above the least so far."""
+        candidates.sort(key=itemgetter(0))
+        least = beat
+        for floor, device, t_new, sig, gpus, lone in candidates:
+            if least is not None and floor > least[0]:
+                break  # this group and the rest add more time than the least
+            if lone is None:
+                option = self._cheapest(view, device, workload, t_new, sig, gpus, least)
+            else:
+                option = self._cheapest_lone(view, t_new, lone, gpus, least)
+            least = option or least
+        return None if least is beat else least
 
     def _rules_of(self, device: str, workload: str) -> dict:
         """{signature: _joins(view, device, workload, signature)} as far as asked."""
@@ -179,24 +187,28 @@ class JctPack(Policy):
             rules = self._rules[(device, workload)] = {}
         return rules
 
-    def _joins(self, view, device: str, workload: str, sig) -> tuple[bool, tuple[float, ...] | None] | None:
+    def _joins(self, view, device: str, workload: str, sig) -> tuple | None:
         """How `workload` may join GPUs holding `sig`: None if not (the cap, memory), else (whether the set is
-        admissible, the pair's numbers (lone_pair) where each GPU holds one single-GPU job, else None). A set
+        admissible, (n_new, n_old) where each GPU holds one single-GPU job, else None, then the floor's
+        numbers: (2 - n_new - n_old) / n_old and / n_new, REL (1 + 1 / n_new) and REL (1 + 1 / n_old)). A set
         that is not admissible (gaining throughput with confidence) may be joined only under the wait rule."""
         members = sig + (workload,)
         if len(sig) >= self._cap or not view.can_share(device, members):
             return None
-        lone = len(sig) == 1 and not view.spec.share_multi_gpu
-        pair = lone_pair(self._norm(device, workload, sig[0]), self._norm(device, sig[0], workload)) if lone else None
-        return self.admissible(device, members), pair
+        if len(sig) > 1 or view.spec.share_multi_gpu:
+            return self.admissible(device, members), None, 0.0, 0.0, 0.0, 0.0
+        n_new, n_old = self._norm(device, workload, sig[0]), self._norm(device, sig[0], workload)
+        k = 2.0 - n_new - n_old
+        return (self.admissible(device, members), (n_new, n_old), k / n_old, k / n_new,
+                REL * (1.0 + 1.0 / n_new), REL * (1.0 + 1.0 / n_old))
 
     def _cheapest(self, view, device: str, workload: str, t_new: float, sig, gpus, beat):
         """Least (added completion time, gpu) of one group if below `beat` (None: anything), else None."""
         return below(min(((cost, gpu) for gpu, cost in self._added_times(view, device, workload, t_new, sig, gpus)),
                          default=None), beat)
 
-    def _cheapest_lone(self, view, t_new: float, lone: tuple[float, ...], group, beat):
-        """_cheapest over a group of GPUs each holding one single-GPU job; lone: the pair's numbers (lone_pair).
+    def _cheapest_lone(self, view, t_new: float, lone: tuple[float, float], group, beat):
+        """_cheapest over a group of GPUs each holding one single-GPU job; lone: (n_new, n_old).
 
         Packed next to a resident of solo remaining time t, the new job adds t (2 - n_new - n_old) / n_old while
         the resident ends first, and t_new (2 - n_new - n_old) / n_new once t is past both ending together: in
@@ -205,7 +217,7 @@ class JctPack(Policy):
         cost just below the next t, less a rounding allowance, is above the least so far: ties are kept. When
         the added time hardly grows with t (GPUs that differ only by rounding), the order is costed as arrays.
         """
-        n_new, n_old, _, _, c_new, c_old = lone
+        n_new, n_old = lone
         now, residents = view.now, view.cluster.residents
         order = kept_order(group, residents, now)
 
@@ -223,7 +235,7 @@ class JctPack(Policy):
         if (2.0 - n_new - n_old) / n_old <= REL and len(order) >= VECTOR_MIN:
             option = self._cheapest_ordered(view, t_new, n_new, n_old, group, len(order))
             return below(option if least is None or option < least else least, beat)
-        slack = allowance(now, t_new, lone, order)
+        slack = allowance(now, t_new, n_new, n_old, order)
         for i, (key, gpu) in enumerate(order):
             t = group.solo_time(i, now)
             option = (added(t), gpu)
@@ -276,25 +288,17 @@ class JctPack(Policy):
         return sum(packed) - t_new - sum(alone)
 
 
-def lone_pair(n_new: float, n_old: float) -> tuple[float, ...]:
-    """A pair's numbers for the floor (JctPack._best_gpu) and allowance: n_new, n_old, (2 - n_new - n_old) / n_old and / n_new,
-    1 + 1 / n_new and 1 + 1 / n_old."""
-    k = 2.0 - n_new - n_old
-    return n_new, n_old, k / n_old, k / n_new, 1.0 + 1.0 / n_new, 1.0 + 1.0 / n_old
-
-
 def below(option, beat):
     """`option` if it is below `beat` (None: anything), else None."""
     return option if option is not None and (beat is None or option < beat) else None
 
 
-def allowance(now: float, t_new: float, lone: tuple[float, ...], order) -> float:
+def allowance(now: float, t_new: float, n_new: float, n_old: float, order) -> float:
     """More than the rounding error of the added time (computed as in pair_finish_times) at any GPU of the
-    order, and of the floor's value (JctPack._best_gpu): a few units in the last place of the largest terms, t_new / n_new and
-    t / n_old."""
-    _, _, _, _, c_new, c_old = lone
+    order, and of the floor's value (JctPack._best_gpu, inline): a few units in the last place of the largest
+    terms, t_new / n_new and t / n_old."""
     first, last = order[0][0], order[-1][0]
-    return 2.0 * REL * (1.0 + t_new * c_new + (abs(first - now) + abs(last - now) + 1.0) * c_old)
+    return REL * (1.0 + t_new * (1.0 + 1.0 / n_new) + (abs(first - now) + abs(last - now) + 1.0) * (1.0 + 1.0 / n_old))
 
 
 def kept_order(group, residents, now: float) -> list[tuple[float, int]]:
@@ -314,18 +318,19 @@ def kept_order(group, residents, now: float) -> list[tuple[float, int]]:
 
 class RoundWaits:
     """The wait rule's times in one round: the running jobs' predicted ends as at the round's first offer
-    (read then; sorted only when a decision first needs one). A job with k jobs waiting before it in this
-    round waits until the (k+1)-th of them, or the last."""
+    (read then; computed only when a decision first needs one). A job with k jobs waiting before it in this
+    round waits until the (k+1)-th of them to end, or the last."""
 
     def __init__(self, ends: PredictedEnds, view):
         ends.refresh(view)
-        self._ends, self._now, self._sorted = ends, view.now, None
+        self._ends, self._now, self._times = ends, view.now, None
         self.known = len(ends) > 0
 
     def wait(self, waiting: int) -> float:
-        if self._sorted is None:
-            self._sorted = self._ends.kept_sorted(self._now)
-        return float(self._sorted[min(waiting, len(self._sorted) - 1)])
+        if self._times is None:
+            self._times = self._ends.kept_times(self._now)
+        k = min(waiting, len(self._times) - 1)
+        return float(self._times.min() if k == 0 else np.partition(self._times, k)[k])
 
 
 @register("coloc")

@@ -36,7 +36,7 @@ class PredictedEnds:
     def sorted_at(self, view) -> np.ndarray:
         """Predicted times until each running job ends, at view.now, ascending."""
         self.refresh(view)
-        return self.kept_sorted(view.now)
+        return np.sort(self.kept_times(view.now))
 
     def refresh(self, view) -> None:
         """Read again the jobs the view logged as changed since the last look."""
@@ -48,11 +48,11 @@ class PredictedEnds:
                 self._keep(job)
         view.changed_jobs.clear()
 
-    def kept_sorted(self, now: float) -> np.ndarray:
-        """The predicted times until each job ends at `now`, ascending, from the state as last read."""
+    def kept_times(self, now: float) -> np.ndarray:
+        """The predicted times until each job ends at `now` (in no order), from the state as last read."""
         state = self._state[:, :len(self._ids)]
         left = state[REMAINING] - state[RATE] * (now - state[LAST_UPDATE])  # Job.remaining_at
-        return np.sort(left / state[SPEED] / state[FACTOR])
+        return left / state[SPEED] / state[FACTOR]
 
     def _keep(self, job: Job) -> None:
         slot = self._slot.get(job.job_id)
