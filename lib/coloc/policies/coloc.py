@@ -129,14 +129,10 @@ class JctPack(Policy):
 
         The sets that gain throughput are searched first; then those that do not, for a GPU below that best:
         wait(), the job's wait under the wait rule (None: no rule), is asked only if one is found, and the job
-        joins it if packing adds less than the wait. The groups are visited least floor first, up to the
-        first floor above the best so far: a group's floor is an added time none of its GPUs goes below, -inf
-        where none is known (several residents, GPUs outside the kept order). Next to one resident of solo
-        remaining time t the new job adds, in exact arithmetic, (2 - n_new - n_old) min(t / n_old, t_new / n_new)
-        (see _cheapest_lone): the floor is its value at the least t of the order, less twice the rounding
-        allowance (once for this value, once for the GPUs' added times).
+        joins it if packing adds less than the wait. The groups are visited least floor first (lone_floor;
+        -inf where GPUs hold several jobs), up to the first floor above the best so far.
         """
-        gaining, others, now, rel = [], [], view.now, REL
+        gaining, others, now, rel, residents = [], [], view.now, REL, view.cluster.residents
         for device in view.cluster.devices:
             if not view.has_solo(device, job.workload):
                 continue
@@ -148,9 +144,11 @@ class JctPack(Policy):
                     rule = rules[sig] = self._joins(view, device, job.workload, sig)
                 if rule is None or (not rule[0] and wait is None):
                     continue
-                if rule[1] is None or gpus.unordered():
+                if rule[1] is None:
                     floor = -math.inf
-                else:  # the floor, inline (it is computed for every group of every decision)
+                elif gpus.unordered():
+                    floor = lone_floor(now, t_new, rule, gpus, residents)
+                else:  # lone_floor, inline (it is computed for every group of every decision)
                     _, _, up_old, up_new, e_new, e_old = rule
                     order = gpus.by_finish(now)
                     first, last = order[0][0], order[-1][0]
@@ -228,7 +226,7 @@ class JctPack(Policy):
         least = None
         for gpu in sorted(group.unordered()):  # placed in this round: not in the kept order, costed one by one
             resident = residents[gpu][0]
-            option = (added((resident.remaining - resident.rate * (now - resident.last_update)) / resident.speed), gpu)
+            option = (added(solo_left(resident, now)), gpu)
             least = option if least is None or option < least else least
         if not order:
             return below(least, beat)
@@ -269,7 +267,7 @@ class JctPack(Policy):
         out = []
         for gpu in gpus:
             old = residents[gpu][0]
-            t_old = (old.remaining - old.rate * (now - old.last_update)) / old.speed
+            t_old = solo_left(old, now)
             f_new, f_old = pair_finish_times(t_new, t_old, n_new, n_old)
             out.append((gpu, f_new + f_old - t_new - t_old))
         return out
@@ -286,6 +284,29 @@ class JctPack(Policy):
         packed, _ = run_stages(left, pair_norm)
         alone, _ = run_stages(left[1:], lambda i, k: pair_norm(i + 1, k + 1))
         return sum(packed) - t_new - sum(alone)
+
+
+def solo_left(job, now: float) -> float:
+    """A running job's solo remaining time at `now` (Job.remaining_at(now) / speed)."""
+    return (job.remaining - job.rate * (now - job.last_update)) / job.speed
+
+
+def lone_floor(now: float, t_new: float, rule: tuple, group, residents) -> float:
+    """An added time no GPU of a group of one-job GPUs goes below (rule: JctPack._joins's). Next to one resident
+    of solo remaining time t the new job adds, in exact arithmetic, (2 - n_new - n_old) min(t / n_old, t_new /
+    n_new) (see JctPack._cheapest_lone): the floor is its value at the least t of the group (that of the
+    order's first, less the order's rounding; GPUs outside the order by their residents), less twice the
+    rounding allowance (once for this value, once for the GPUs' added times). JctPack._best_gpu has it inline
+    for a group whose GPUs are all in the order."""
+    _, _, up_old, up_new, e_new, e_old = rule
+    order = kept_order(group, residents, now)
+    times = [solo_left(residents[gpu][0], now) for gpu in group.unordered()]
+    low, most = min(times, default=math.inf), max(map(abs, times), default=0.0)
+    if order:
+        first, last = order[0][0], order[-1][0]
+        low = min(low, first - now - REL * (abs(first) + 1.0))
+        most = max(most, abs(first - now) + abs(last - now))
+    return min(up_old * low, up_new * t_new) - 2.0 * (REL + t_new * e_new + (most + 1.0) * e_old)
 
 
 def below(option, beat):
