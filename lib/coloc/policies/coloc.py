@@ -142,19 +142,23 @@ class JctPack(Policy):
                 rule = rules.get(sig, UNKNOWN)
                 if rule is UNKNOWN:
                     rule = rules[sig] = self._joins(view, device, job.workload, sig)
-                if rule is None or (not rule[0] and wait is None):
+                if rule is None:
                     continue
-                if rule[1] is None:
+                gains_throughput, lone, up_old, up_new, e_new, e_old = rule
+                if not gains_throughput and wait is None:
+                    continue
+                if lone is None:
                     floor = -math.inf
                 elif gpus.unordered():
                     floor = lone_floor(now, t_new, rule, gpus, residents)
                 else:  # lone_floor, inline (it is computed for every group of every decision)
-                    _, _, up_old, up_new, e_new, e_old = rule
                     order = gpus.by_finish(now)
-                    first, last = order[0][0], order[-1][0]
-                    floor = min(up_old * (first - now - rel * (abs(first) + 1.0)), up_new * t_new) - 2.0 * (
-                        rel + t_new * e_new + (abs(first - now) + abs(last - now) + 1.0) * e_old)
-                (gaining if rule[0] else others).append((floor, device, t_new, sig, gpus, rule[1]))
+                    first = order[0][0]
+                    t = first - now
+                    low, high = up_old * (t - rel * (abs(first) + 1.0)), up_new * t_new
+                    floor = (low if low < high else high) - 2.0 * (
+                        rel + t_new * e_new + (abs(t) + abs(order[-1][0] - now) + 1.0) * e_old)
+                (gaining if gains_throughput else others).append((floor, device, t_new, sig, gpus, lone))
         best = self._least(view, job.workload, gaining, None)
         other = self._least(view, job.workload, others, best)
         # cost - wait < 0: packed, the jobs finish sooner in sum than if this one waited
