@@ -21,9 +21,15 @@ utilization even when GPUs are idle; Gandiva learns a bad pair only after
 suffering it. `oracle` (coloc.policies.oracle) is the same rule fed the
 measured pairs (no spread): an UPPER BOUND, not a predictor.
 
-At cluster scale the running jobs' predicted ends are kept across rounds (coloc.policies.ends) and
-a group of one-job GPUs is costed as arrays from the progress its GpuGroup keeps; both do the
-scalar expressions' floating-point operations, so the choices are those of the plain loops.
+At cluster scale no decision costs every GPU. Next to one resident of solo remaining time t the new
+job adds (2 - n_new - n_old) min(t / n_old, t_new / n_new) in exact arithmetic, which never falls with
+t (norms are at most 1): a group of one-job GPUs, ordered by t (GpuGroup.by_finish), is scanned from
+its least t until no GPU further on can cost less, and its value at the least t bounds the whole group,
+so groups are visited least bound first and the search stops at the first bound above the best found
+(the bounds allow for rounding; GPUs that tie up to rounding are costed as arrays). The wait rule's
+predicted ends are kept across rounds (coloc.policies.ends) and computed only when a set that does not
+gain throughput could win. Costs are the scalar expressions' floating-point operations, so the choices,
+ties included, are those of the plain loops.
 """
 from __future__ import annotations
 
@@ -80,7 +86,8 @@ class JctPack(Policy):
         if cluster.max_free() > 0 or not cluster.any_shareable():
             return
         waits, waiting = None, 0
-        for job in view.queue.first_singles(self.lookahead or len(view.queue)):
+        offers = view.queue.first_singles(self.lookahead or len(view.queue))
+        for i, job in enumerate(offers):
             if not cluster.any_shareable():
                 return
             if self.wait_rule and waits is None:
@@ -89,8 +96,10 @@ class JctPack(Policy):
             gpu = self._best_gpu(view, job, wait)
             if gpu is None:
                 waiting += 1
-            else:
-                view.place(job, (gpu,))
+                continue
+            if waits is not None and i + 1 < len(offers):
+                waits.read()  # the later offers' waits are the ends as at the first offer
+            view.place(job, (gpu,))
 
     def _predicted_factor(self, view, job) -> float:
         """A running job's predicted (pessimistic) normalized throughput with its co-runners; a gang job
@@ -342,17 +351,24 @@ def kept_order(group, residents, now: float) -> list[tuple[float, int]]:
 
 
 class RoundWaits:
-    """The wait rule's times in one round: the running jobs' predicted ends as at the round's first offer
-    (read then; computed only when a decision first needs one). A job with k jobs waiting before it in this
-    round waits until the (k+1)-th of them to end, or the last."""
+    """The wait rule's times in one round: the running jobs' predicted ends as at the round's first offer.
+    They are read when a decision first asks for a wait, or before a placement that later offers follow
+    (`read`), and computed only when asked. A job with k jobs waiting before it in this round waits until
+    the (k+1)-th of them to end, or the last."""
 
     def __init__(self, ends: PredictedEnds, view):
-        ends.refresh(view)
-        self._ends, self._now, self._times = ends, view.now, None
-        self.known = len(ends) > 0
+        self._ends, self._view, self._now = ends, view, view.now
+        self._read, self._times = False, None
+        self.known = bool(view.running)
+
+    def read(self) -> None:
+        if not self._read:
+            self._ends.refresh(self._view)
+            self._read = True
 
     def wait(self, waiting: int) -> float:
         if self._times is None:
+            self.read()
             self._times = self._ends.kept_times(self._now)
         k = min(waiting, len(self._times) - 1)
         return float(self._times.min() if k == 0 else np.partition(self._times, k)[k])
