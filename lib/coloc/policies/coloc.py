@@ -21,20 +21,33 @@ utilization even when GPUs are idle; Gandiva learns a bad pair only after
 suffering it. `oracle` (coloc.policies.oracle) is the same rule fed the
 measured pairs (no spread): an UPPER BOUND, not a predictor.
 
-At cluster scale the running jobs' predicted ends are kept across rounds (coloc.policies.ends) and
-a group of one-job GPUs is costed as arrays from the progress its GpuGroup keeps; both do the
-scalar expressions' floating-point operations, so the choices are those of the plain loops.
+At cluster scale no decision costs every GPU. Next to one resident of solo remaining time t the new
+job adds (2 - n_new - n_old) min(t / n_old, t_new / n_new) in exact arithmetic, which never falls with
+t (norms are at most 1): a group of one-job GPUs, ordered by t (GpuGroup.by_finish), is scanned from
+its least t until no GPU further on can cost less, and its value at the least t bounds the whole group,
+so groups are visited least bound first and the search stops at the first bound above the best found
+(the bounds allow for rounding; GPUs that tie up to rounding are costed as arrays). The wait rule's
+predicted ends are kept across rounds (coloc.policies.ends) and computed only when a set that does not
+gain throughput could win. Costs are the scalar expressions' floating-point operations, so the choices,
+ties included, are those of the plain loops.
 """
 from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from functools import partial
+from operator import itemgetter
 
 import numpy as np
 
 from coloc.policies.base import Policy, fill_idle, register
 from coloc.policies.ends import PredictedEnds
-from coloc.policies.lone import VECTOR_MIN
+from coloc.policies.lone import REL, VECTOR_MIN
 from coloc.policies.stages import pair_finish_times, run_stages
 from coloc.sim.predictions import Predictions
 from coloc.sim.queue import fifo_key
+
+UNKNOWN = object()
 
 
 class JctPack(Policy):
@@ -59,6 +72,7 @@ class JctPack(Policy):
         super().reset(view)
         self._preds = self._predictions(view)
         self._cache: dict[tuple[str, str, str], float] = {}
+        self._rules: dict[tuple[str, str], dict] = {}
         self._ends = PredictedEnds(view, lambda job: self._predicted_factor(view, job)) if self.wait_rule else None
         cap = view.cluster.cap
         self._cap = min(cap, self.max_jobs_per_gpu) if self.max_jobs_per_gpu else cap
@@ -71,18 +85,21 @@ class JctPack(Policy):
         cluster = view.cluster
         if cluster.max_free() > 0 or not cluster.any_shareable():
             return
-        ends, waiting = None, 0
-        for job in view.queue.first_singles(self.lookahead or len(view.queue)):
+        waits, waiting = None, 0
+        offers = view.queue.first_singles(self.lookahead or len(view.queue))
+        for i, job in enumerate(offers):
             if not cluster.any_shareable():
                 return
-            if self.wait_rule and ends is None:
-                ends = self._ends.sorted_at(view)
-            wait = float(ends[min(waiting, len(ends) - 1)]) if ends is not None and len(ends) else None
+            if self.wait_rule and waits is None:
+                waits = RoundWaits(self._ends, view)
+            wait = partial(waits.wait, waiting) if waits is not None and waits.known else None
             gpu = self._best_gpu(view, job, wait)
             if gpu is None:
                 waiting += 1
-            else:
-                view.place(job, (gpu,))
+                continue
+            if waits is not None and i + 1 < len(offers):
+                waits.read()  # the later offers' waits are the ends as at the first offer
+            view.place(job, (gpu,))
 
     def _predicted_factor(self, view, job) -> float:
         """A running job's predicted (pessimistic) normalized throughput with its co-runners; a gang job
@@ -116,59 +133,143 @@ class JctPack(Policy):
             total += factor
         return total >= self.min_combined
 
-    def _best_gpu(self, view, job, wait: float | None) -> int | None:
-        """The admissible GPU adding least completion time; None if the job should wait."""
-        best = None
+    def _best_gpu(self, view, job, wait: Callable[[], float] | None) -> int | None:
+        """The admissible GPU adding least completion time; None if the job should wait.
+
+        The sets that gain throughput are searched first; then those that do not, for a GPU below that best:
+        wait(), the job's wait under the wait rule (None: no rule), is asked only if one is found, and the job
+        joins it if packing adds less than the wait. The groups are visited least floor first (lone_floor;
+        -inf where GPUs hold several jobs), up to the first floor above the best so far.
+        """
+        gaining, others, now, rel, residents = [], [], view.now, REL, view.cluster.residents
         for device in view.cluster.devices:
             if not view.has_solo(device, job.workload):
                 continue
             t_new = job.remaining / view.speed(device, job.workload)
+            rules = self._rules_of(device, job.workload)
             for sig, gpus in view.cluster.shareable_groups(device):
-                members = sig + (job.workload,)
-                if len(sig) >= self._cap or not view.can_share(device, members):
+                rule = rules.get(sig, UNKNOWN)
+                if rule is UNKNOWN:
+                    rule = rules[sig] = self._joins(view, device, job.workload, sig)
+                if rule is None:
                     continue
-                gains_throughput = self.admissible(device, members)
+                gains_throughput, lone, up_old, up_new, e_new, e_old = rule
                 if not gains_throughput and wait is None:
                     continue
-                # cost - wait < 0: packed, the jobs finish sooner in sum than if this one waited
-                option = self._cheapest(view, device, job.workload, t_new, sig, gpus,
-                                        None if gains_throughput else wait)
-                if option is not None and (best is None or option < best):
-                    best = option
+                if lone is None:
+                    floor = -math.inf
+                elif gpus.unordered():
+                    floor = lone_floor(now, t_new, rule, gpus, residents)
+                else:  # lone_floor, inline (it is computed for every group of every decision)
+                    order = gpus.by_finish(now)
+                    first = order[0][0]
+                    t = first - now
+                    low, high = up_old * (t - rel * (abs(first) + 1.0)), up_new * t_new
+                    floor = (low if low < high else high) - 2.0 * (
+                        rel + t_new * e_new + (abs(t) + abs(order[-1][0] - now) + 1.0) * e_old)
+                (gaining if gains_throughput else others).append((floor, device, t_new, sig, gpus, lone))
+        best = self._least(view, job.workload, gaining, None)
+        other = self._least(view, job.workload, others, best)
+        # cost - wait < 0: packed, the jobs finish sooner in sum than if this one waited
+        if other is not None and other[0] < wait():
+            best = other
         return None if best is None else best[1]
 
-    def _cheapest(self, view, device: str, workload: str, t_new: float, sig, gpus, below: float | None):
-        """Least (added completion time, gpu) of one group, among GPUs adding less than `below` (if given)."""
-        if len(sig) == 1 and len(gpus) >= VECTOR_MIN and not view.spec.share_multi_gpu:
-            best = self._cheapest_ordered(view, device, workload, t_new, sig[0], gpus, below)
-            gpus = sorted(gpus.unordered())  # placed in this round: not in the kept order, costed one by one
-        else:
-            best = None
-        for gpu, cost in self._added_times(view, device, workload, t_new, sig, gpus):
-            if (below is None or cost < below) and (best is None or (cost, gpu) < best):
-                best = (cost, gpu)
-        return best
+    def _least(self, view, workload: str, candidates: list, beat):
+        """Least (added time, gpu) over candidate groups, (floor, device, t_new, sig, group, (n_new, n_old) or
+        None), if below `beat` (None: anything), else None; visited least floor first, up to the first floor
+        above the least so far."""
+        candidates.sort(key=itemgetter(0))
+        least = beat
+        for floor, device, t_new, sig, gpus, lone in candidates:
+            if least is not None and floor > least[0]:
+                break  # this group and the rest add more time than the least
+            if lone is None:
+                option = self._cheapest(view, device, workload, t_new, sig, gpus, least)
+            else:
+                option = self._cheapest_lone(view, t_new, lone, gpus, least)
+            least = option or least
+        return None if least is beat else least
 
-    def _cheapest_ordered(self, view, device: str, workload: str, t_new: float, old: str, group, below):
-        """_cheapest over the ordered GPUs of a group each holding one single-GPU job, as arrays: the residents'
-        remaining times from the progress the group keeps, the closed form of _added_times element-wise."""
-        n_new, n_old = self._norm(device, workload, old), self._norm(device, old, workload)
+    def _rules_of(self, device: str, workload: str) -> dict:
+        """{signature: _joins(view, device, workload, signature)} as far as asked."""
+        rules = self._rules.get((device, workload))
+        if rules is None:
+            rules = self._rules[(device, workload)] = {}
+        return rules
+
+    def _joins(self, view, device: str, workload: str, sig) -> tuple | None:
+        """How `workload` may join GPUs holding `sig`: None if not (the cap, memory), else (whether the set is
+        admissible, (n_new, n_old) where each GPU holds one single-GPU job, else None, then the floor's
+        numbers: (2 - n_new - n_old) / n_old and / n_new, REL (1 + 1 / n_new) and REL (1 + 1 / n_old)). A set
+        that is not admissible (gaining throughput with confidence) may be joined only under the wait rule."""
+        members = sig + (workload,)
+        if len(sig) >= self._cap or not view.can_share(device, members):
+            return None
+        if len(sig) > 1 or view.spec.share_multi_gpu:
+            return self.admissible(device, members), None, 0.0, 0.0, 0.0, 0.0
+        n_new, n_old = self._norm(device, workload, sig[0]), self._norm(device, sig[0], workload)
+        k = 2.0 - n_new - n_old
+        return (self.admissible(device, members), (n_new, n_old), k / n_old, k / n_new,
+                REL * (1.0 + 1.0 / n_new), REL * (1.0 + 1.0 / n_old))
+
+    def _cheapest(self, view, device: str, workload: str, t_new: float, sig, gpus, beat):
+        """Least (added completion time, gpu) of one group if below `beat` (None: anything), else None."""
+        return below(min(((cost, gpu) for gpu, cost in self._added_times(view, device, workload, t_new, sig, gpus)),
+                         default=None), beat)
+
+    def _cheapest_lone(self, view, t_new: float, lone: tuple[float, float], group, beat):
+        """_cheapest over a group of GPUs each holding one single-GPU job; lone: (n_new, n_old).
+
+        Packed next to a resident of solo remaining time t, the new job adds t (2 - n_new - n_old) / n_old while
+        the resident ends first, and t_new (2 - n_new - n_old) / n_new once t is past both ending together: in
+        exact arithmetic a function of t that never falls (norms are at most 1). So the group's order by t
+        (GpuGroup.by_finish) is scanned from its least t, each GPU costed by the scalar expression, until the
+        cost just below the next t, less a rounding allowance, is above the least so far: ties are kept. When
+        the added time hardly grows with t (GPUs that differ only by rounding), the order is costed as arrays.
+        """
+        n_new, n_old = lone
+        now, residents = view.now, view.cluster.residents
+        order = kept_order(group, residents, now)
+
+        def added(t_old: float) -> float:
+            f_new, f_old = pair_finish_times(t_new, t_old, n_new, n_old)
+            return f_new + f_old - t_new - t_old
+
+        least = None
+        for gpu in sorted(group.unordered()):  # placed in this round: not in the kept order, costed one by one
+            resident = residents[gpu][0]
+            option = (added(solo_left(resident, now)), gpu)
+            least = option if least is None or option < least else least
+        if not order:
+            return below(least, beat)
+        if (2.0 - n_new - n_old) / n_old <= REL and len(order) >= VECTOR_MIN:
+            option = self._cheapest_ordered(view, t_new, n_new, n_old, group, len(order))
+            return below(option if least is None or option < least else least, beat)
+        slack = allowance(now, t_new, n_new, n_old, order)
+        for i, (key, gpu) in enumerate(order):
+            t = group.solo_time(i, now)
+            option = (added(t), gpu)
+            least = option if least is None or option < least else least
+            limit = least[0] if beat is None or least[0] < beat[0] else beat[0]
+            if added(t - REL * (abs(key) + 1.0)) - slack > limit:  # the GPUs further on have t beyond that
+                break
+        return below(least, beat)
+
+    @staticmethod
+    def _cheapest_ordered(view, t_new: float, n_new: float, n_old: float, group, ordered: int):
+        """Least (added time, gpu) over the `ordered` GPUs of a group's order, each holding one single-GPU job,
+        as arrays: the residents' remaining times from the progress the group keeps, pair_finish_times
+        element-wise."""
         now = view.now
-        ordered = len(group.by_finish(now))
         t_old = group.solo_times(0, ordered, now)
         a, b = t_new / n_new, t_old / n_old
         first = a <= b  # the new job ends first (stages.pair_finish_times)
         f_new = np.where(first, a, b + (t_new - n_new * b))
         f_old = np.where(first, a + (t_old - n_old * a), b)
         cost = f_new + f_old - t_new - t_old
-        gpus = group.gpus_at(0, ordered)
-        if below is not None:
-            allowed = cost < below
-            cost, gpus = cost[allowed], gpus[allowed]
-        if not len(cost):
-            return None
         least = cost.min()
-        return float(least), int(gpus[cost == least].min())
+        return float(least), int(group.gpus_at(0, ordered)[cost == least].min())
 
     def _added_times(self, view, device: str, workload: str, t_new: float, sig, gpus):
         """(gpu, completion time packing adds) per GPU of one group; closed form for one resident."""
@@ -179,7 +280,7 @@ class JctPack(Policy):
         out = []
         for gpu in gpus:
             old = residents[gpu][0]
-            t_old = (old.remaining - old.rate * (now - old.last_update)) / old.speed
+            t_old = solo_left(old, now)
             f_new, f_old = pair_finish_times(t_new, t_old, n_new, n_old)
             out.append((gpu, f_new + f_old - t_new - t_old))
         return out
@@ -196,6 +297,81 @@ class JctPack(Policy):
         packed, _ = run_stages(left, pair_norm)
         alone, _ = run_stages(left[1:], lambda i, k: pair_norm(i + 1, k + 1))
         return sum(packed) - t_new - sum(alone)
+
+
+def solo_left(job, now: float) -> float:
+    """A running job's solo remaining time at `now` (Job.remaining_at(now) / speed)."""
+    return (job.remaining - job.rate * (now - job.last_update)) / job.speed
+
+
+def lone_floor(now: float, t_new: float, rule: tuple, group, residents) -> float:
+    """An added time no GPU of a group of one-job GPUs goes below (rule: JctPack._joins's). Next to one resident
+    of solo remaining time t the new job adds, in exact arithmetic, (2 - n_new - n_old) min(t / n_old, t_new /
+    n_new) (see JctPack._cheapest_lone): the floor is its value at the least t of the group (that of the
+    order's first, less the order's rounding; GPUs outside the order by their residents), less twice the
+    rounding allowance (once for this value, once for the GPUs' added times). JctPack._best_gpu has it inline
+    for a group whose GPUs are all in the order."""
+    _, _, up_old, up_new, e_new, e_old = rule
+    order = kept_order(group, residents, now)
+    times = [solo_left(residents[gpu][0], now) for gpu in group.unordered()]
+    low, most = min(times, default=math.inf), max(map(abs, times), default=0.0)
+    if order:
+        first, last = order[0][0], order[-1][0]
+        low = min(low, first - now - REL * (abs(first) + 1.0))
+        most = max(most, abs(first - now) + abs(last - now))
+    return min(up_old * low, up_new * t_new) - 2.0 * (REL + t_new * e_new + (most + 1.0) * e_old)
+
+
+def below(option, beat):
+    """`option` if it is below `beat` (None: anything), else None."""
+    return option if option is not None and (beat is None or option < beat) else None
+
+
+def allowance(now: float, t_new: float, n_new: float, n_old: float, order) -> float:
+    """More than the rounding error of the added time (computed as in pair_finish_times) at any GPU of the
+    order, and of the floor's value (JctPack._best_gpu, inline): a few units in the last place of the largest
+    terms, t_new / n_new and t / n_old."""
+    first, last = order[0][0], order[-1][0]
+    return REL * (1.0 + t_new * (1.0 + 1.0 / n_new) + (abs(first - now) + abs(last - now) + 1.0) * (1.0 + 1.0 / n_old))
+
+
+def kept_order(group, residents, now: float) -> list[tuple[float, int]]:
+    """group.by_finish(now), leaving out of the order (in `unordered()`) the GPUs whose lone resident still
+    counts as co-located: its co-runner left in this round, and its rate, still the shared one, is set anew
+    after the round (by_finish would keep the stale progress, as it takes a rate above 0 for one set)."""
+    stale = [gpu for gpu in group.unordered() if residents[gpu][0].colocated]
+    if not stale:
+        return group.by_finish(now)
+    for gpu in stale:
+        group.discard(gpu)
+    order = group.by_finish(now)
+    for gpu in stale:
+        group.add(gpu)
+    return order
+
+
+class RoundWaits:
+    """The wait rule's times in one round: the running jobs' predicted ends as at the round's first offer.
+    They are read when a decision first asks for a wait, or before a placement that later offers follow
+    (`read`), and computed only when asked. A job with k jobs waiting before it in this round waits until
+    the (k+1)-th of them to end, or the last."""
+
+    def __init__(self, ends: PredictedEnds, view):
+        self._ends, self._view, self._now = ends, view, view.now
+        self._read, self._times = False, None
+        self.known = bool(view.running)
+
+    def read(self) -> None:
+        if not self._read:
+            self._ends.refresh(self._view)
+            self._read = True
+
+    def wait(self, waiting: int) -> float:
+        if self._times is None:
+            self.read()
+            self._times = self._ends.kept_times(self._now)
+        k = min(waiting, len(self._times) - 1)
+        return float(self._times.min() if k == 0 else np.partition(self._times, k)[k])
 
 
 @register("coloc")

@@ -6,7 +6,8 @@ its co-runners, least over its GPUs): remaining_at(now) / speed / factor. Only t
 logs as changed since the last look (`SchedulerView.changed_jobs`: placed, stopped, rate or
 co-runners changed, probed) are read again; the others' progress state is kept in arrays, and the
 ends are computed from them element-wise with the same floating-point operations, so they are the
-values a loop over the running jobs gives, bit for bit.
+values a loop over the running jobs gives, bit for bit. Reading (`refresh`) and computing (`kept_times`)
+are apart, so a policy can read the ends at one moment of a round and compute them later in it.
 """
 from __future__ import annotations
 
@@ -24,15 +25,23 @@ class PredictedEnds:
 
     def __init__(self, view, factor: Callable[[Job], float]):
         self._factor = factor
-        self._slot: dict[int, int] = {}
-        self._free: list[int] = []
-        self._used = 0  # slots handed out so far
+        self._slot: dict[int, int] = {}  # job id -> its column; the columns 0 .. len - 1 are the running jobs'
+        self._ids: list[int] = []  # job id per column
         self._state = np.zeros((5, 64))
-        self._live = np.zeros(64, dtype=bool)
+        self._read: dict[int, tuple] = {}  # job id -> its state as read, not yet written into its column
         view.changed_jobs = set(view.running)
+
+    def __len__(self) -> int:
+        """Running jobs as last read (by `refresh`)."""
+        return len(self._slot)
 
     def sorted_at(self, view) -> np.ndarray:
         """Predicted times until each running job ends, at view.now, ascending."""
+        self.refresh(view)
+        return np.sort(self.kept_times(view.now))
+
+    def refresh(self, view) -> None:
+        """Read again the jobs the view logged as changed since the last look."""
         for job_id in view.changed_jobs:
             job = view.running.get(job_id)
             if job is None:
@@ -40,27 +49,33 @@ class PredictedEnds:
             else:
                 self._keep(job)
         view.changed_jobs.clear()
-        state = self._state[:, self._live]
-        left = state[REMAINING] - state[RATE] * (view.now - state[LAST_UPDATE])  # Job.remaining_at
-        return np.sort(left / state[SPEED] / state[FACTOR])
+
+    def kept_times(self, now: float) -> np.ndarray:
+        """The predicted times until each job ends at `now` (in no order), from the state as last read."""
+        if self._read:
+            self._state[:, [self._slot[job_id] for job_id in self._read]] = np.array(list(self._read.values())).T
+            self._read.clear()
+        state = self._state[:, :len(self._ids)]
+        left = state[REMAINING] - state[RATE] * (now - state[LAST_UPDATE])  # Job.remaining_at
+        return left / state[SPEED] / state[FACTOR]
 
     def _keep(self, job: Job) -> None:
-        slot = self._slot.get(job.job_id)
-        if slot is None:
-            slot = self._slot[job.job_id] = self._free.pop() if self._free else self._grow()
-        self._state[:, slot] = (job.remaining, job.rate, job.last_update, job.speed, self._factor(job))
-        self._live[slot] = True
+        """Read the job's state (written into its column when the ends are next computed)."""
+        if job.job_id not in self._slot:
+            slot = self._slot[job.job_id] = len(self._ids)
+            self._ids.append(job.job_id)
+            if slot == self._state.shape[1]:
+                self._state = np.concatenate([self._state, np.zeros_like(self._state)], axis=1)
+        self._read[job.job_id] = (job.remaining, job.rate, job.last_update, job.speed, self._factor(job))
 
     def _drop(self, job_id: int) -> None:
+        """Take the job's column out: the last column moves into it."""
         slot = self._slot.pop(job_id, None)
-        if slot is not None:
-            self._live[slot] = False
-            self._free.append(slot)
-
-    def _grow(self) -> int:
-        """A new slot at the end, doubling the arrays when full."""
-        slot, self._used = self._used, self._used + 1
-        if slot >= self._live.size:
-            self._state = np.concatenate([self._state, np.zeros_like(self._state)], axis=1)
-            self._live = np.concatenate([self._live, np.zeros_like(self._live)])
-        return slot
+        if slot is None:
+            return
+        self._read.pop(job_id, None)
+        last = self._ids.pop()
+        if last != job_id:
+            self._state[:, slot] = self._state[:, len(self._ids)]
+            self._ids[slot] = last
+            self._slot[last] = slot
