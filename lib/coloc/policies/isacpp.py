@@ -33,7 +33,7 @@ import math
 import numpy as np
 
 from coloc.policies.base import Policy, fill_idle, pack_singles, register
-from coloc.policies.lone import REL, best_lone_gpu, direction
+from coloc.policies.lone import REL, best_lone_gpu, direction, piece_floors
 from coloc.policies.stages import per_resource_score, two_resource_score
 
 
@@ -51,6 +51,7 @@ class Isacpp(Policy):
         super().reset(view)
         self._preds = view.predictions
         self._pair_terms: dict[tuple[str, str, str], tuple[float, ...]] = {}
+        self._pairs: dict[tuple[str, str, str], tuple] = {}  # _lone_pair's, by (device, new, old)
         self._ranked: dict[str, tuple[int, list]] = {}
         self._bounds: dict[str, dict[tuple[str, tuple[str, ...]], float]] = {}
         self._util = self.use_util and view.predictions.has_util()
@@ -65,15 +66,19 @@ class Isacpp(Policy):
 
     def _best_shared(self, view, job) -> int | None:
         best = None
+        shareable = view.cluster.shareable
+        lone_pairs = self.score_form == "two-resource"
+        t_new = {}  # the new job's solo remaining time, per device
         for device, sig, bound in self._candidates(view, job.workload):
             if best is not None and bound - REL * (1.0 + abs(bound)) > best[0]:
                 break  # this group and the rest score above the best (bound: least score a group can reach)
-            gpus = view.cluster.shareable[device].get(sig)
+            gpus = shareable[device].get(sig)
             if not gpus:
                 continue
-            t_new = job.remaining / view.speed(device, job.workload)
-            if len(sig) == 1 and self.score_form == "two-resource":
-                best = self._best_pair(view, device, job.workload, t_new, sig[0], gpus, best)
+            if device not in t_new:
+                t_new[device] = job.remaining / view.speed(device, job.workload)
+            if lone_pairs and len(sig) == 1:
+                best = self._best_pair(view, device, job.workload, t_new[device], sig[0], gpus, best)
                 continue
             for gpu in gpus:
                 option = (self.gpu_score(view, job, device, gpu), gpu)
@@ -126,28 +131,43 @@ class Isacpp(Policy):
 
     def _best_pair(self, view, device: str, new: str, t_new: float, old: str, gpus, best=None):
         """Least (gpu_score, gpu) over a group of GPUs each holding one job of workload `old`, and `best`."""
-        n_new, n_old, c_new, c_old, alone_new, alone_old = self._pair_terms_of(device, new, old)
+        pair = self._pairs.get((device, new, old))
+        if pair is None:
+            pair = self._pairs[(device, new, old)] = self._lone_pair(device, new, old)
+        n_new, n_old, c_new, c_old, alone_new, alone_old, below, above, floors = pair
         residents, now = view.cluster.residents, view.now
+        a = t_new / n_new  # the stage ends when the first ends: min(a, t_old / n_old)
 
         def remaining(gpu: int) -> float:
             resident = residents[gpu][0]
             return resident.remaining_at(now) / resident.speed
 
-        def score(t_old):  # a number, or an array (coloc.policies.lone scores flat pieces at once)
-            stage = np.minimum(t_new / n_new, t_old / n_old) if isinstance(t_old, np.ndarray) \
-                else min(t_new / n_new, t_old / n_old)
-            i_new = stage / t_new * c_new + (t_new - n_new * stage) / t_new * alone_new
-            i_old = stage / t_old * c_old + (t_old - n_old * stage) / t_old * alone_old
-            return i_new + i_old
+        def score(t_old: float) -> float:
+            b = t_old / n_old
+            stage = b if b < a else a
+            return (stage / t_new * c_new + (t_new - n_new * stage) / t_new * alone_new
+                    + (stage / t_old * c_old + (t_old - n_old * stage) / t_old * alone_old))
+
+        def scores(t_old: np.ndarray) -> np.ndarray:  # score, element-wise (the same operations)
+            stage = np.minimum(a, t_old / n_old)
+            return (stage / t_new * c_new + (t_new - n_new * stage) / t_new * alone_new
+                    + (stage / t_old * c_old + (t_old - n_old * stage) / t_old * alone_old))
 
         if view.spec.share_multi_gpu:  # a lone gang job's speed follows its other GPUs: no fixed order
             return min([(score(remaining(gpu)), gpu) for gpu in gpus] + ([best] if best else []))
-        # resident ends first (t_old < n_old t_new / n_new):
-        #   i_new = alone_new + t_old (c_new - n_new alone_new) / (n_old t_new), i_old constant;
-        # new job ends first: i_old = alone_old + (t_new / n_new) (c_old - n_old alone_old) / t_old, i_new constant
-        return best_lone_gpu(gpus, now, remaining, score, n_old * (t_new / n_new),
-                             direction(c_new - n_new * alone_new), -direction(c_old - n_old * alone_old),
-                             self._pair_ends(device, new, old), best)
+        return best_lone_gpu(gpus, now, remaining, score, n_old * a, below, above, best=best, floors=floors,
+                             score_array=scores)
+
+    def _lone_pair(self, device: str, new: str, old: str) -> tuple:
+        """A pair's terms (_terms), the directions of its score's two pieces and their floors (lone.piece_floors).
+
+        Resident ends first (t_old < n_old t_new / n_new):
+          i_new = alone_new + t_old (c_new - n_new alone_new) / (n_old t_new), i_old constant;
+        new job ends first: i_old = alone_old + (t_new / n_new) (c_old - n_old alone_old) / t_old, i_new constant.
+        """
+        n_new, n_old, c_new, c_old, alone_new, alone_old = self._pair_terms_of(device, new, old)
+        return (n_new, n_old, c_new, c_old, alone_new, alone_old, direction(c_new - n_new * alone_new),
+                -direction(c_old - n_old * alone_old), piece_floors(self._pair_ends(device, new, old)))
 
     def _pair_ends(self, device: str, new: str, old: str) -> tuple[float, float, float]:
         """Two-resource score of a `new` job next to one `old` job as the resident's remaining time goes to 0

@@ -16,52 +16,75 @@ passed over whole.
 """
 from __future__ import annotations
 
-import bisect
+from bisect import bisect_left
 from collections.abc import Callable
-
-import numpy as np
 
 REL = 1e-10  # rounding allowance, relative: the order's times (in t) and the scores
 VECTOR_MIN = 16  # a flat piece of at least this many GPUs is scored as one array
 
 
+def piece_floors(ends: tuple[float, float, float]) -> tuple[float, float]:
+    """From the score's values as t -> 0, at t = split and as t -> infinity: for each piece, a number such that
+    a best option below it means no GPU of the piece can beat it (its least end less the rounding allowance)."""
+    return tuple(floor - REL * (1.0 + abs(floor)) for floor in (min(ends[0], ends[1]), min(ends[1], ends[2])))
+
+
 def best_lone_gpu(group, now: float, remaining: Callable[[int], float], score: Callable[[float], float],
                   split: float, below: int, above: int, ends: tuple[float, float, float] | None = None,
-                  best: tuple[float, int] | None = None) -> tuple[float, int] | None:
+                  best: tuple[float, int] | None = None, floors: tuple[float, float] | None = None,
+                  score_array: Callable | None = None) -> tuple[float, int] | None:
     """Least (score(remaining(gpu)), gpu) over `group` (a GpuGroup of one-job GPUs) and `best`; None if both empty.
 
     remaining(gpu): the resident's solo remaining time as the caller computes it (for GPUs not yet in
     the order; the order's come from the group, computed the same way); score(t): the caller's score
-    for a resident with remaining time t, a number or an array of them; below / above: +1 if the score rises
+    for a resident with remaining time t, a number (and, unless `score_array` is given, an array of them:
+    score_array(ts) scores an array, element-wise the same operations); below / above: +1 if the score rises
     with t for t < split / t >= split, -1 if it falls, 0 if neither is known. ends: the score's
-    values (exact arithmetic) as t -> 0, at t = split and as t -> infinity, when known: a piece whose
-    least end is above `best` (the least option found elsewhere) is passed over whole.
+    values (exact arithmetic) as t -> 0, at t = split and as t -> infinity, when known (or their
+    piece_floors, `floors`): a piece whose least end is above `best` (the least option found elsewhere)
+    is passed over whole.
     """
     order = group.by_finish(now)
-    for gpu in group.unordered():
-        option = (score(remaining(gpu)), gpu)
-        best = option if best is None or option < best else best
-    cut = bisect.bisect_left(order, (now + split, -1))
-    pieces = ((0, cut, below, ends and min(ends[0], ends[1])), (cut, len(order), above, ends and min(ends[1], ends[2])))
-    for lo, hi, direction, floor in pieces:
-        if best is not None and floor is not None and floor - REL * (1.0 + abs(floor)) > best[0]:
-            continue
-        if direction == 0 and hi - lo >= VECTOR_MIN:
-            best = _least_of_flat_piece(group, lo, hi, now, score, best)
-            continue
-        indices = range(lo, hi) if direction >= 0 else range(hi - 1, lo - 1, -1)
-        for i in indices:
-            key, gpu = order[i]
-            t = group.solo_time(i, now)
-            option = (score(t), gpu)
-            best = option if best is None or option < best else best
-            if direction:
-                # GPUs further on have t beyond t -+ slack; the score is monotone there
-                edge = t - direction * REL * (abs(key) + 1.0)
-                if edge > 0:
-                    bound = score(edge)
-                    if bound - REL * (1.0 + abs(bound)) > best[0]:
-                        break
+    pending = group.unordered()
+    if pending:
+        for gpu in pending:
+            option = (score(remaining(gpu)), gpu)
+            if best is None or option < best:
+                best = option
+    size = len(order)
+    if not size:
+        return best
+    if floors is None and ends is not None:
+        floors = piece_floors(ends)
+    cut = bisect_left(order, (now + split, -1))
+    if cut:
+        if best is None or floors is None or not floors[0] > best[0]:
+            best = _least_of_piece(group, order, 0, cut, below, now, score, score_array, best)
+    if cut < size:
+        if best is None or floors is None or not floors[1] > best[0]:
+            best = _least_of_piece(group, order, cut, size, above, now, score, score_array, best)
+    return best
+
+
+def _least_of_piece(group, order, lo: int, hi: int, direction: int, now: float, score, score_array, best):
+    """Least (score, gpu) of order[lo:hi] and `best`: scanned from the piece's low end while GPUs further on
+    may score lower (direction +-1), or scored whole (direction 0)."""
+    if direction == 0 and hi - lo >= VECTOR_MIN:
+        return _least_of_flat_piece(group, lo, hi, now, score_array or score, best)
+    remaining, rate, last_update, speed = group.progress()
+    indices = range(lo, hi) if direction >= 0 else range(hi - 1, lo - 1, -1)
+    for i in indices:
+        t = (remaining[i] - rate[i] * (now - last_update[i])) / speed[i]  # GpuGroup.solo_time(i, now)
+        option = (score(t), order[i][1])
+        if best is None or option < best:
+            best = option
+        if direction:
+            # GPUs further on have t beyond t -+ slack; the score is monotone there
+            edge = t - direction * REL * (abs(order[i][0]) + 1.0)
+            if edge > 0:
+                bound = score(edge)
+                if bound - REL * (1.0 + abs(bound)) > best[0]:
+                    break
     return best
 
 

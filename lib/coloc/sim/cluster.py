@@ -144,6 +144,11 @@ class GpuGroup:
         remaining, rate, last_update, speed = self._state
         return (remaining[i] - rate[i] * (now - last_update[i])) / speed[i]
 
+    def progress(self) -> tuple[list[float], ...]:
+        """The order's residents' (remaining, rate, last_update, speed), each a list in the order's places (read only):
+        solo_time(i, now) is (remaining[i] - rate[i] * (now - last_update[i])) / speed[i]."""
+        return self._state
+
     def solo_times(self, lo: int, hi: int, now: float) -> np.ndarray:
         """solo_time of places lo..hi-1, as an array (the same floating-point operations, element-wise)."""
         remaining, rate, last_update, speed = (column[lo:hi] for column in self._as_arrays()[:4])
@@ -249,12 +254,13 @@ class Cluster:
 
     def add(self, job: Job, gpus: tuple[int, ...]) -> None:
         """Put `job` on `gpus` (checked: capacity, one device type, idle GPUs for exclusive jobs)."""
-        device = self.gpu_device[gpus[0]]
-        if len(set(gpus)) != len(gpus) or len(gpus) != job.num_gpus:
+        gpu_device, residents = self.gpu_device, self.residents
+        device = gpu_device[gpus[0]]
+        if len(gpus) != job.num_gpus or (len(gpus) > 1 and len(set(gpus)) != len(gpus)):
             raise CapacityError(f"job {job.job_id} needs {job.num_gpus} distinct GPUs, got {gpus}")
         for gpu in gpus:
-            here = self.residents[gpu]
-            if self.gpu_device[gpu] != device:
+            here = residents[gpu]
+            if gpu_device[gpu] != device:
                 raise CapacityError(f"job {job.job_id}: GPUs {gpus} span several device types")
             if len(here) >= self.cap:
                 raise CapacityError(f"job {job.job_id}: GPU {gpu} already holds {len(here)} jobs (cap {self.cap})")
@@ -262,68 +268,85 @@ class Cluster:
                 raise CapacityError(f"job {job.job_id}: GPU {gpu} is held by jobs "
                                     f"{[j.job_id for j in here]} and one of them is exclusive")
         for gpu in gpus:
-            self._unindex(gpu)
-            self.residents[gpu].append(job)
-            self._index(gpu)
+            here = residents[gpu]
+            if here:
+                self._unindex(gpu, device, here)
+            else:
+                self._set_free(gpu, device, free=False)
+            here.append(job)
+            self._index(gpu, device, here)
         self.version += 1
 
     def remove(self, job: Job) -> None:
         self.version += 1
+        gpu_device, residents = self.gpu_device, self.residents
         for gpu in job.gpus:
-            self._unindex(gpu)
+            here, device = residents[gpu], gpu_device[gpu]
+            if here:
+                self._unindex(gpu, device, here)
+            else:
+                self._set_free(gpu, device, free=False)
             try:
-                self.residents[gpu].remove(job)
+                here.remove(job)
             except ValueError:
                 raise CapacityError(f"job {job.job_id} is not on GPU {gpu}") from None
-            self._index(gpu)
+            if here:
+                self._index(gpu, device, here)
+            else:
+                self._set_free(gpu, device, free=True)
 
     def _set_free(self, gpu: int, device: str, free: bool) -> None:
         """Move an idle GPU into (free=True) or out of its node's free set, keeping the counts."""
         node = self.gpu_node[gpu]
         node_free = self.node_free[node]
-        bucket = self._nodes_by_free[device][len(node_free)]
+        buckets = self._nodes_by_free[device]
+        bucket = buckets[len(node_free)]
         del bucket[bisect.bisect_left(bucket, node)]
         if free:
             node_free.add(gpu)
+            self.free_count[device] += 1
+            self.busy -= 1
         else:
             node_free.discard(gpu)
-        bisect.insort(self._nodes_by_free[device][len(node_free)], node)
-        self.free_count[device] += 1 if free else -1
-        self.busy -= 1 if free else -1
+            self.free_count[device] -= 1
+            self.busy += 1
+        bisect.insort(buckets[len(node_free)], node)
 
-    def _unindex(self, gpu: int) -> None:
-        here = self.residents[gpu]
-        device = self.gpu_device[gpu]
-        if not here:
-            self._set_free(gpu, device, free=False)
+    def _unindex(self, gpu: int, device: str, here: list[Job]) -> None:
+        """Take a GPU holding jobs `here` out of the sharing indexes (before its jobs change)."""
+        if len(here) >= self.cap:  # full: in no shareable group
+            self.shared_gpus.discard(gpu)
             return
-        sig = self.signature(gpu)
+        sig = (here[0].workload,) if len(here) == 1 else tuple(sorted(j.workload for j in here))
         group = self.shareable[device].get(sig)
         if group is not None and group.discard(gpu):
             self._shareable_gpus -= 1
             if not group:
                 del self._open[device][sig]
-        self.shared_gpus.discard(gpu)
+        if len(here) > 1:
+            self.shared_gpus.discard(gpu)
 
-    def _index(self, gpu: int) -> None:
-        here = self.residents[gpu]
-        device = self.gpu_device[gpu]
-        if not here:
-            self._set_free(gpu, device, free=True)
-            return
+    def _index(self, gpu: int, device: str, here: list[Job]) -> None:
+        """Put a GPU holding jobs `here` into the sharing indexes (after its jobs changed)."""
         if len(here) > 1:
             self.shared_gpus.add(gpu)
             if self.newly_shared is not None:
                 self.newly_shared.add(gpu)
-        if len(here) < self.cap and all(j.shareable for j in here):
-            sig = self.signature(gpu)
-            group = self.shareable[device].get(sig)
-            if group is None:
-                group = self.shareable[device][sig] = GpuGroup(self.residents)
-            group.add(gpu)
-            self._shareable_gpus += 1
-            if len(group) == 1:
-                self._open[device][sig] = group
+            if len(here) >= self.cap or not all(j.shareable for j in here):
+                return
+            sig = tuple(sorted(j.workload for j in here))
+        elif here[0].shareable and self.cap > 1:
+            sig = (here[0].workload,)
+        else:
+            return
+        groups = self.shareable[device]
+        group = groups.get(sig)
+        if group is None:
+            group = groups[sig] = GpuGroup(self.residents)
+        group.add(gpu)
+        self._shareable_gpus += 1
+        if len(group) == 1:
+            self._open[device][sig] = group
 
     def shareable_groups(self, device: str):
         """(signature, GPUs) pairs of GPUs that can take one more job, the non-empty groups (in no fixed order)."""
