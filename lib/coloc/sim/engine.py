@@ -15,7 +15,9 @@ import heapq
 import math
 import time
 from dataclasses import dataclass, field
+from operator import attrgetter
 
+import numpy as np
 import pandas as pd
 
 from coloc.sim import checks
@@ -182,15 +184,22 @@ class Simulator:
             checks.state(view)
 
     def _jobs_frame(self) -> pd.DataFrame:
-        rows = [(j.job_id, self.policy.name, j.submit_time, j.start_time, j.finish_time,
-                 j.finish_time - j.submit_time, j.queued_time, j.num_gpus, j.workload,
-                 j.colocated_time, (j.finish_time - j.submit_time) / j.duration, j.duration,
-                 j.device, j.run_time, j.preemptions, j.migrations)
-                for j in sorted(self.jobs.values(), key=lambda j: j.job_id)]
-        return pd.DataFrame(rows, columns=["job_id", "policy", "submit_time", "start_time", "finish_time",
-                                           "jct", "queue_delay", "num_gpus", "workload", "colocated_time",
-                                           "slowdown", "duration", "device", "run_time", "preemptions",
-                                           "migrations"])
+        """One row per job, by job id: its times, where it ran and how it was treated (built a column at a time)."""
+        jobs = sorted(self.jobs.values(), key=attrgetter("job_id"))
+
+        def column(name: str, dtype=float):
+            return np.fromiter(map(attrgetter(name), jobs), dtype, len(jobs)) if dtype else list(
+                map(attrgetter(name), jobs))
+
+        submit, finish, duration = column("submit_time"), column("finish_time"), column("duration")
+        return pd.DataFrame({
+            "job_id": column("job_id", np.int64), "policy": [self.policy.name] * len(jobs), "submit_time": submit,
+            "start_time": column("start_time"), "finish_time": finish, "jct": finish - submit,
+            "queue_delay": column("queued_time"), "num_gpus": column("num_gpus", np.int64),
+            "workload": column("workload", None), "colocated_time": column("colocated_time"),
+            "slowdown": (finish - submit) / duration, "duration": duration, "device": column("device", None),
+            "run_time": column("run_time"), "preemptions": column("preemptions", np.int64),
+            "migrations": column("migrations", np.int64)})
 
 
 def simulate(trace: pd.DataFrame, truth: GroundTruth, policy, spec: ClusterSpec,
