@@ -33,7 +33,7 @@ import math
 import numpy as np
 
 from coloc.policies.base import Policy, fill_idle, pack_singles, register
-from coloc.policies.lone import REL, best_lone_gpu, direction, piece_floors
+from coloc.policies.lone import REL, best_lone_gpu, direction, least_of_flat_pieces, piece_floors
 from coloc.policies.stages import per_resource_score, two_resource_score
 
 
@@ -69,6 +69,7 @@ class Isacpp(Policy):
         shareable = view.cluster.shareable
         lone_pairs = self.score_form == "two-resource"
         t_new = {}  # the new job's solo remaining time, per device
+        flat: dict[tuple, tuple] = {}  # long flat pieces set aside, by score function: (its array form, pieces)
         for device, sig, bound in self._candidates(view, job.workload):
             if best is not None and bound - REL * (1.0 + abs(bound)) > best[0]:
                 break  # this group and the rest score above the best (bound: least score a group can reach)
@@ -78,12 +79,14 @@ class Isacpp(Policy):
             if device not in t_new:
                 t_new[device] = job.remaining / view.speed(device, job.workload)
             if lone_pairs and len(sig) == 1:
-                best = self._best_pair(view, device, job.workload, t_new[device], sig[0], gpus, best)
+                best = self._best_pair(view, device, job.workload, t_new[device], sig[0], gpus, best, flat)
                 continue
             for gpu in gpus:
                 option = (self.gpu_score(view, job, device, gpu), gpu)
                 if best is None or option < best:
                     best = option
+        for scores, pieces in flat.values():
+            best = least_of_flat_pieces(pieces, view.now, scores, best)
         return None if best is None else best[1]
 
     def _candidates(self, view, workload: str) -> list[tuple[str, tuple[str, ...], float]]:
@@ -129,8 +132,12 @@ class Isacpp(Policy):
             return 1.0 / factor
         return 1.0 / factor + max(1.0, sum(self._preds.util(device, w) for w in workloads))
 
-    def _best_pair(self, view, device: str, new: str, t_new: float, old: str, gpus, best=None):
-        """Least (gpu_score, gpu) over a group of GPUs each holding one job of workload `old`, and `best`."""
+    def _best_pair(self, view, device: str, new: str, t_new: float, old: str, gpus, best=None, flat=None):
+        """Least (gpu_score, gpu) over a group of GPUs each holding one job of workload `old`, and `best`.
+
+        flat: where given ({key: (array score, pieces)}), long flat pieces are set aside there under the
+        pair's numbers and t_new (pieces of one key have one score function), for the caller to score together.
+        """
         pair = self._pairs.get((device, new, old))
         if pair is None:
             pair = self._pairs[(device, new, old)] = self._lone_pair(device, new, old)
@@ -155,8 +162,9 @@ class Isacpp(Policy):
 
         if view.spec.share_multi_gpu:  # a lone gang job's speed follows its other GPUs: no fixed order
             return min([(score(remaining(gpu)), gpu) for gpu in gpus] + ([best] if best else []))
+        pieces = None if flat is None else flat.setdefault((t_new, pair[:6]), (scores, []))[1]
         return best_lone_gpu(gpus, now, remaining, score, n_old * a, below, above, best=best, floors=floors,
-                             score_array=scores)
+                             score_array=scores, flat=pieces)
 
     def _lone_pair(self, device: str, new: str, old: str) -> tuple:
         """A pair's terms (_terms), the directions of its score's two pieces and their floors (lone.piece_floors).

@@ -19,6 +19,8 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable
 
+import numpy as np
+
 REL = 1e-10  # rounding allowance, relative: the order's times (in t) and the scores
 VECTOR_MIN = 16  # a flat piece of at least this many GPUs is scored as one array
 
@@ -32,7 +34,7 @@ def piece_floors(ends: tuple[float, float, float]) -> tuple[float, float]:
 def best_lone_gpu(group, now: float, remaining: Callable[[int], float], score: Callable[[float], float],
                   split: float, below: int, above: int, ends: tuple[float, float, float] | None = None,
                   best: tuple[float, int] | None = None, floors: tuple[float, float] | None = None,
-                  score_array: Callable | None = None) -> tuple[float, int] | None:
+                  score_array: Callable | None = None, flat: list | None = None) -> tuple[float, int] | None:
     """Least (score(remaining(gpu)), gpu) over `group` (a GpuGroup of one-job GPUs) and `best`; None if both empty.
 
     remaining(gpu): the resident's solo remaining time as the caller computes it (for GPUs not yet in
@@ -42,7 +44,8 @@ def best_lone_gpu(group, now: float, remaining: Callable[[int], float], score: C
     with t for t < split / t >= split, -1 if it falls, 0 if neither is known. ends: the score's
     values (exact arithmetic) as t -> 0, at t = split and as t -> infinity, when known (or their
     piece_floors, `floors`): a piece whose least end is above `best` (the least option found elsewhere)
-    is passed over whole.
+    is passed over whole. flat: where given, long flat pieces are not scored but set aside there as
+    (floor or None, group, lo, hi), for least_of_flat_pieces to score with others of the same score.
     """
     order = group.by_finish(now)
     pending = group.unordered()
@@ -57,20 +60,32 @@ def best_lone_gpu(group, now: float, remaining: Callable[[int], float], score: C
     if floors is None and ends is not None:
         floors = piece_floors(ends)
     cut = bisect_left(order, (now + split, -1))
-    if cut:
-        if best is None or floors is None or not floors[0] > best[0]:
-            best = _least_of_piece(group, order, 0, cut, below, now, score, score_array, best)
-    if cut < size:
-        if best is None or floors is None or not floors[1] > best[0]:
-            best = _least_of_piece(group, order, cut, size, above, now, score, score_array, best)
+    for lo, hi, direction, floor in ((0, cut, below, floors and floors[0]), (cut, size, above, floors and floors[1])):
+        if lo == hi or (best is not None and floor is not None and floor > best[0]):
+            continue
+        if direction == 0 and hi - lo >= VECTOR_MIN:
+            if flat is not None:
+                flat.append((floor, group, lo, hi))
+            else:
+                best = _least_of_flat_piece(group, lo, hi, now, score_array or score, best)
+        else:
+            best = _least_of_piece(group, order, lo, hi, direction, now, score, best)
     return best
 
 
-def _least_of_piece(group, order, lo: int, hi: int, direction: int, now: float, score, score_array, best):
-    """Least (score, gpu) of order[lo:hi] and `best`: scanned from the piece's low end while GPUs further on
-    may score lower (direction +-1), or scored whole (direction 0)."""
-    if direction == 0 and hi - lo >= VECTOR_MIN:
-        return _least_of_flat_piece(group, lo, hi, now, score_array or score, best)
+def least_of_flat_pieces(pieces: list, now: float, score_array: Callable, best):
+    """Least (score, gpu) of the flat pieces best_lone_gpu set aside (all of one score function) and `best`;
+    pieces whose floor is above the best are passed over, the rest scored as one array."""
+    kept = [(group, lo, hi) for floor, group, lo, hi in pieces if best is None or floor is None or not floor > best[0]]
+    if not kept:
+        return best
+    group, lo, hi = kept[0]
+    return _least_of_flat_piece(group, lo, hi, now, score_array, best, kept[1:])
+
+
+def _least_of_piece(group, order, lo: int, hi: int, direction: int, now: float, score, best):
+    """Least (score, gpu) of order[lo:hi] and `best`, scanned from the piece's low end while GPUs further on
+    may score lower (direction +-1), or scored whole (direction 0: a short flat piece)."""
     remaining, rate, last_update, speed = group.progress()
     indices = range(lo, hi) if direction >= 0 else range(hi - 1, lo - 1, -1)
     for i in indices:
@@ -88,15 +103,22 @@ def _least_of_piece(group, order, lo: int, hi: int, direction: int, now: float, 
     return best
 
 
-def _least_of_flat_piece(group, lo: int, hi: int, now: float, score, best):
-    """Least (score, gpu) of order[lo:hi] and `best`, scoring the piece's GPUs as one array.
+def _least_of_flat_piece(group, lo: int, hi: int, now: float, score, best, more: list = ()):
+    """Least (score, gpu) of order[lo:hi] and `best`, scoring the piece's GPUs as one array (with those of the
+    pieces `more`, (group, lo, hi) each, of the same score).
 
     On a flat piece the scores differ only by rounding, so every GPU is scored; `score` applied to an
     array does the scalar's floating-point operations element-wise, so the values are the scalar's.
     """
-    scores = score(group.solo_times(lo, hi, now))
+    if more:
+        pieces = [(group, lo, hi), *more]
+        times = np.concatenate([g.solo_times(a, b, now) for g, a, b in pieces])
+        gpus = np.concatenate([g.gpus_at(a, b) for g, a, b in pieces])
+    else:
+        times, gpus = group.solo_times(lo, hi, now), group.gpus_at(lo, hi)
+    scores = score(times)
     least = scores.min()
-    gpu = int(group.gpus_at(lo, hi)[scores == least].min())
+    gpu = int(gpus[scores == least].min())
     option = (float(least), gpu)
     return option if best is None or option < best else best
 
