@@ -164,7 +164,7 @@ def test_flat_pieces_set_aside_and_scored_together_find_what_scoring_every_gpu_f
 
     flat, best = [], None
     for group in groups:
-        best = best_lone_gpu(group, now, remaining, score, 300.0, 0, 0, best=best, flat=flat,
+        best = best_lone_gpu(group, now, remaining, score, 300.0, 0, 0, best=best, flat=flat, flat_key="one",
                              floors=piece_floors((5.0, 5.0, 5.0)))
-    assert len(flat) >= 3 and all(hi - lo >= 16 for _, _, lo, hi in flat)
-    assert least_of_flat_pieces(flat, now, score, best) == min((score(remaining(gpu)), gpu) for gpu in range(120))
+    assert len(flat) >= 3 and all(hi - lo >= 16 for *_, lo, hi in flat)
+    assert least_of_flat_pieces(flat, now, best) == min((score(remaining(gpu)), gpu) for gpu in range(120))

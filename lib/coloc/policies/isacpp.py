@@ -53,7 +53,7 @@ class Isacpp(Policy):
         self._pair_terms: dict[tuple[str, str, str], tuple[float, ...]] = {}
         self._pairs: dict[tuple[str, str, str], tuple] = {}  # _lone_pair's, by (device, new, old)
         self._ranked: dict[str, tuple[int, list]] = {}
-        self._bounds: dict[str, dict[tuple[str, tuple[str, ...]], float]] = {}
+        self._by_group: dict[str, dict[tuple[str, tuple[str, ...]], tuple]] = {}  # _ranking's, by group
         self._util = self.use_util and view.predictions.has_util()
         # the paper's form wherever resource predictions exist; else coloc's two-resource adaptation
         self.score_form = "per-resource" if view.predictions.has_resources() else "two-resource"
@@ -67,42 +67,42 @@ class Isacpp(Policy):
     def _best_shared(self, view, job) -> int | None:
         best = None
         shareable = view.cluster.shareable
-        lone_pairs = self.score_form == "two-resource"
         t_new = {}  # the new job's solo remaining time, per device
-        flat: dict[tuple, tuple] = {}  # long flat pieces set aside, by score function: (its array form, pieces)
-        for device, sig, bound in self._candidates(view, job.workload):
-            if best is not None and bound - REL * (1.0 + abs(bound)) > best[0]:
-                break  # this group and the rest score above the best (bound: least score a group can reach)
+        flat: list = []  # long flat pieces set aside (coloc.policies.lone), scored together at the end
+        for device, sig, cutoff, pair in self._candidates(view, job.workload):
+            if best is not None and cutoff > best[0]:
+                break  # this group and the rest score above the best (cutoff: least score a group can reach)
             gpus = shareable[device].get(sig)
             if not gpus:
                 continue
             if device not in t_new:
                 t_new[device] = job.remaining / view.speed(device, job.workload)
-            if lone_pairs and len(sig) == 1:
-                best = self._best_pair(view, device, job.workload, t_new[device], sig[0], gpus, best, flat)
+            if pair is not None:
+                best = self._best_lone(view, pair, t_new[device], gpus, best, flat)
                 continue
             for gpu in gpus:
                 option = (self.gpu_score(view, job, device, gpu), gpu)
                 if best is None or option < best:
                     best = option
-        for scores, pieces in flat.values():
-            best = least_of_flat_pieces(pieces, view.now, scores, best)
+        if flat:
+            best = least_of_flat_pieces(flat, view.now, best)
         return None if best is None else best[1]
 
-    def _candidates(self, view, workload: str) -> list[tuple[str, tuple[str, ...], float]]:
-        """(device, signature, least score any GPU of the group can reach) of the groups `workload` may join,
-        least bound first; -inf where no bound is known (scored first). When most of them are empty, only the
-        non-empty ones, sorted anew."""
+    def _candidates(self, view, workload: str) -> list[tuple]:
+        """(device, signature, cutoff, pair) of the groups `workload` may join, least cutoff first: cutoff, the
+        least score any GPU of the group can reach less the rounding allowance (-inf where no bound is known:
+        scored first); pair, the _lone_pair numbers where the group's GPUs hold one job each and the score is
+        the two-resource form (else None). When most of the groups are empty, only the non-empty ones, sorted anew."""
         ranked = self._ranking(view, workload)
         cluster = view.cluster
         if 4 * cluster.shareable_group_count() >= len(ranked):
             return ranked
-        bounds = self._bounds[workload]
-        open_groups = [(device, sig, bounds[(device, sig)]) for device in cluster.devices
-                       for sig, _ in cluster.shareable_groups(device) if (device, sig) in bounds]
+        by_group = self._by_group[workload]
+        open_groups = [by_group[(device, sig)] for device in cluster.devices
+                       for sig, _ in cluster.shareable_groups(device) if (device, sig) in by_group]
         return sorted(open_groups, key=lambda c: c[2])
 
-    def _ranking(self, view, workload: str) -> list[tuple[str, tuple[str, ...], float]]:
+    def _ranking(self, view, workload: str) -> list[tuple]:
         """_candidates over every group, empty or not; cached while the cluster has the same groups (groups are
         created, never deleted)."""
         groups = view.cluster.shareable
@@ -117,12 +117,16 @@ class Isacpp(Policy):
             for sig in groups[device]:
                 if len(sig) >= self._cap or not view.can_share(device, sig + (workload,)):
                     continue
-                lone = len(sig) == 1 and self.score_form == "two-resource"
-                ranked.append((min(self._pair_ends(device, workload, sig[0])) if lone else -math.inf, device, sig))
-        ranked.sort(key=lambda c: c[0])  # stable: ties keep device, then signature order
-        self._ranked[workload] = (size, [(device, sig, bound) for bound, device, sig in ranked])
-        self._bounds[workload] = {(device, sig): bound for bound, device, sig in ranked}
-        return self._ranked[workload][1]
+                if len(sig) == 1 and self.score_form == "two-resource":
+                    pair = self._lone_pair(device, workload, sig[0])
+                    bound = min(self._pair_ends(device, workload, sig[0]))
+                    ranked.append((device, sig, bound - REL * (1.0 + abs(bound)), pair))
+                else:
+                    ranked.append((device, sig, -math.inf, None))
+        ranked.sort(key=lambda c: c[2])  # stable: ties keep device, then signature order
+        self._ranked[workload] = (size, ranked)
+        self._by_group[workload] = {c[:2]: c for c in ranked}
+        return ranked
 
     def summary_fields(self) -> dict:
         return {"isacpp_score_form": self.score_form}
@@ -132,16 +136,13 @@ class Isacpp(Policy):
             return 1.0 / factor
         return 1.0 / factor + max(1.0, sum(self._preds.util(device, w) for w in workloads))
 
-    def _best_pair(self, view, device: str, new: str, t_new: float, old: str, gpus, best=None, flat=None):
-        """Least (gpu_score, gpu) over a group of GPUs each holding one job of workload `old`, and `best`.
+    def _best_pair(self, view, device: str, new: str, t_new: float, old: str, gpus, best=None):
+        """Least (gpu_score, gpu) over a group of GPUs each holding one job of workload `old`, and `best`."""
+        return self._best_lone(view, self._lone_pair(device, new, old), t_new, gpus, best)
 
-        flat: where given ({key: (array score, pieces)}), long flat pieces are set aside there under the
-        pair's numbers and t_new (pieces of one key have one score function), for the caller to score together.
-        """
-        pair = self._pairs.get((device, new, old))
-        if pair is None:
-            pair = self._pairs[(device, new, old)] = self._lone_pair(device, new, old)
-        n_new, n_old, c_new, c_old, alone_new, alone_old, below, above, floors = pair
+    def _best_lone(self, view, pair: tuple, t_new: float, gpus, best=None, flat: list | None = None):
+        """_best_pair with the pair's _lone_pair numbers; long flat pieces set aside in `flat` where given."""
+        n_new, n_old, c_new, c_old, alone_new, alone_old, below, above, floors, key = pair
         residents, now = view.cluster.residents, view.now
         a = t_new / n_new  # the stage ends when the first ends: min(a, t_old / n_old)
 
@@ -162,20 +163,24 @@ class Isacpp(Policy):
 
         if view.spec.share_multi_gpu:  # a lone gang job's speed follows its other GPUs: no fixed order
             return min([(score(remaining(gpu)), gpu) for gpu in gpus] + ([best] if best else []))
-        pieces = None if flat is None else flat.setdefault((t_new, pair[:6]), (scores, []))[1]
         return best_lone_gpu(gpus, now, remaining, score, n_old * a, below, above, best=best, floors=floors,
-                             score_array=scores, flat=pieces)
+                             score_array=scores, flat=flat, flat_key=key)
 
     def _lone_pair(self, device: str, new: str, old: str) -> tuple:
-        """A pair's terms (_terms), the directions of its score's two pieces and their floors (lone.piece_floors).
+        """A pair's terms (_terms), the directions of its score's two pieces, their floors (lone.piece_floors) and
+        a key equal for pairs of equal terms on one device (their pieces' scores are one function of t_old).
 
         Resident ends first (t_old < n_old t_new / n_new):
           i_new = alone_new + t_old (c_new - n_new alone_new) / (n_old t_new), i_old constant;
         new job ends first: i_old = alone_old + (t_new / n_new) (c_old - n_old alone_old) / t_old, i_new constant.
         """
-        n_new, n_old, c_new, c_old, alone_new, alone_old = self._pair_terms_of(device, new, old)
-        return (n_new, n_old, c_new, c_old, alone_new, alone_old, direction(c_new - n_new * alone_new),
-                -direction(c_old - n_old * alone_old), piece_floors(self._pair_ends(device, new, old)))
+        pair = self._pairs.get((device, new, old))
+        if pair is None:
+            n_new, n_old, c_new, c_old, alone_new, alone_old = terms = self._pair_terms_of(device, new, old)
+            pair = self._pairs[(device, new, old)] = (
+                *terms, direction(c_new - n_new * alone_new), -direction(c_old - n_old * alone_old),
+                piece_floors(self._pair_ends(device, new, old)), (device, *terms))
+        return pair
 
     def _pair_ends(self, device: str, new: str, old: str) -> tuple[float, float, float]:
         """Two-resource score of a `new` job next to one `old` job as the resident's remaining time goes to 0

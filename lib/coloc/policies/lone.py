@@ -34,7 +34,8 @@ def piece_floors(ends: tuple[float, float, float]) -> tuple[float, float]:
 def best_lone_gpu(group, now: float, remaining: Callable[[int], float], score: Callable[[float], float],
                   split: float, below: int, above: int, ends: tuple[float, float, float] | None = None,
                   best: tuple[float, int] | None = None, floors: tuple[float, float] | None = None,
-                  score_array: Callable | None = None, flat: list | None = None) -> tuple[float, int] | None:
+                  score_array: Callable | None = None, flat: list | None = None,
+                  flat_key=None) -> tuple[float, int] | None:
     """Least (score(remaining(gpu)), gpu) over `group` (a GpuGroup of one-job GPUs) and `best`; None if both empty.
 
     remaining(gpu): the resident's solo remaining time as the caller computes it (for GPUs not yet in
@@ -45,7 +46,8 @@ def best_lone_gpu(group, now: float, remaining: Callable[[int], float], score: C
     values (exact arithmetic) as t -> 0, at t = split and as t -> infinity, when known (or their
     piece_floors, `floors`): a piece whose least end is above `best` (the least option found elsewhere)
     is passed over whole. flat: where given, long flat pieces are not scored but set aside there as
-    (floor or None, group, lo, hi), for least_of_flat_pieces to score with others of the same score.
+    (flat_key, score_array, floor or None, group, lo, hi), for least_of_flat_pieces to score with the others
+    of the same key (the caller's promise: one key, one score function).
     """
     order = group.by_finish(now)
     pending = group.unordered()
@@ -65,7 +67,7 @@ def best_lone_gpu(group, now: float, remaining: Callable[[int], float], score: C
             continue
         if direction == 0 and hi - lo >= VECTOR_MIN:
             if flat is not None:
-                flat.append((floor, group, lo, hi))
+                flat.append((flat_key, score_array or score, floor, group, lo, hi))
             else:
                 best = _least_of_flat_piece(group, lo, hi, now, score_array or score, best)
         else:
@@ -73,14 +75,17 @@ def best_lone_gpu(group, now: float, remaining: Callable[[int], float], score: C
     return best
 
 
-def least_of_flat_pieces(pieces: list, now: float, score_array: Callable, best):
-    """Least (score, gpu) of the flat pieces best_lone_gpu set aside (all of one score function) and `best`;
-    pieces whose floor is above the best are passed over, the rest scored as one array."""
-    kept = [(group, lo, hi) for floor, group, lo, hi in pieces if best is None or floor is None or not floor > best[0]]
-    if not kept:
-        return best
-    group, lo, hi = kept[0]
-    return _least_of_flat_piece(group, lo, hi, now, score_array, best, kept[1:])
+def least_of_flat_pieces(flat: list, now: float, best):
+    """Least (score, gpu) of the flat pieces best_lone_gpu set aside and `best`: pieces whose floor is above
+    the best are passed over, the rest scored as one array per key."""
+    by_key: dict = {}
+    for key, score_array, floor, group, lo, hi in flat:
+        if best is None or floor is None or not floor > best[0]:
+            by_key.setdefault(key, (score_array, []))[1].append((group, lo, hi))
+    for score_array, pieces in by_key.values():
+        group, lo, hi = pieces[0]
+        best = _least_of_flat_piece(group, lo, hi, now, score_array, best, pieces[1:])
+    return best
 
 
 def _least_of_piece(group, order, lo: int, hi: int, direction: int, now: float, score, best):
