@@ -106,7 +106,7 @@ class Isacpp(Policy):
         """_candidates over every group, empty or not; cached while the cluster has the same groups (groups are
         created, never deleted)."""
         groups = view.cluster.shareable
-        size = sum(len(g) for g in groups.values())
+        size = view.cluster.groups_made()
         cached = self._ranked.get(workload)
         if cached is not None and cached[0] == size:
             return cached[1]

@@ -120,13 +120,14 @@ class GpuGroup:
         at = bisect.bisect_left(self._order, (key, gpu))
         del self._order[at]
         self._arrays = None
-        for column in self._state:
-            del column[at]
+        remaining, rate, last_update, speed = self._state
+        del remaining[at], rate[at], last_update[at], speed[at]
         return True
 
     def by_finish(self, now: float) -> list[tuple[float, int]]:
         """[(time the lone resident would finish alone, gpu)] sorted, for GPUs whose resident's rate is set."""
         if self._pending:
+            remaining, rate, last_update, speed = self._state
             for gpu in [g for g in self._pending if self._residents[g][0].rate > 0]:
                 job = self._residents[gpu][0]
                 key = now + job.remaining_at(now) / job.speed
@@ -134,8 +135,10 @@ class GpuGroup:
                 at = bisect.bisect_left(self._order, (key, gpu))
                 self._order.insert(at, (key, gpu))
                 self._arrays = None
-                for column, value in zip(self._state, (job.remaining, job.rate, job.last_update, job.speed)):
-                    column.insert(at, value)
+                remaining.insert(at, job.remaining)
+                rate.insert(at, job.rate)
+                last_update.insert(at, job.last_update)
+                speed.insert(at, job.speed)
                 self._pending.discard(gpu)
         return self._order
 
@@ -196,6 +199,9 @@ class Cluster:
         self.shareable: dict[str, dict[tuple[str, ...], GpuGroup]] = {d: {} for d in self.devices}
         self._open: dict[str, dict[tuple[str, ...], GpuGroup]] = {d: {} for d in self.devices}  # non-empty ones
         self._shareable_gpus = 0
+        self._open_groups = 0  # non-empty shareable groups, over every device type
+        self._groups_made = 0  # shareable groups ever made (they are never deleted)
+        self._most_free = 0  # max(free_count.values())
         self.shared_gpus: set[int] = set()
         # a policy that sets newly_shared to a set gets there every GPU whose set of 2+ jobs changes
         self.newly_shared: set[int] | None = None
@@ -217,6 +223,7 @@ class Cluster:
                 self.gpu_node.append(node)
                 self.residents.append([])
             self.free_count[device] += size
+            self._most_free = max(self.free_count.values())
             count -= size
 
     @property
@@ -225,7 +232,7 @@ class Cluster:
 
     def max_free(self) -> int:
         """Most idle GPUs on any one device type."""
-        return max(self.free_count.values())
+        return self._most_free
 
     def pick_free(self, device: str, n: int) -> tuple[int, ...] | None:
         """n idle GPUs of `device`, on as few nodes as possible (best fit); None if too few."""
@@ -302,14 +309,19 @@ class Cluster:
         buckets = self._nodes_by_free[device]
         bucket = buckets[len(node_free)]
         del bucket[bisect.bisect_left(bucket, node)]
+        count = self.free_count[device]
         if free:
             node_free.add(gpu)
-            self.free_count[device] += 1
+            self.free_count[device] = count + 1
             self.busy -= 1
+            if count == self._most_free:
+                self._most_free = count + 1
         else:
             node_free.discard(gpu)
-            self.free_count[device] -= 1
+            self.free_count[device] = count - 1
             self.busy += 1
+            if count == self._most_free:
+                self._most_free = max(self.free_count.values())
         bisect.insort(buckets[len(node_free)], node)
 
     def _unindex(self, gpu: int, device: str, here: list[Job]) -> None:
@@ -323,6 +335,7 @@ class Cluster:
             self._shareable_gpus -= 1
             if not group:
                 del self._open[device][sig]
+                self._open_groups -= 1
         if len(here) > 1:
             self.shared_gpus.discard(gpu)
 
@@ -343,10 +356,12 @@ class Cluster:
         group = groups.get(sig)
         if group is None:
             group = groups[sig] = GpuGroup(self.residents)
+            self._groups_made += 1
         group.add(gpu)
         self._shareable_gpus += 1
         if len(group) == 1:
             self._open[device][sig] = group
+            self._open_groups += 1
 
     def shareable_groups(self, device: str):
         """(signature, GPUs) pairs of GPUs that can take one more job, the non-empty groups (in no fixed order)."""
@@ -357,7 +372,11 @@ class Cluster:
 
     def shareable_group_count(self) -> int:
         """Number of non-empty shareable groups, over every device type."""
-        return sum(len(groups) for groups in self._open.values())
+        return self._open_groups
+
+    def groups_made(self) -> int:
+        """Number of shareable groups ever made, empty or not, over every device type (none is ever deleted)."""
+        return self._groups_made
 
     def co_runners(self, job: Job, gpu: int) -> list[Job]:
         return [j for j in self.residents[gpu] if j is not job]
@@ -375,8 +394,8 @@ class Cluster:
             for job in here:
                 if gpu not in job.gpus:
                     raise CapacityError(f"job {job.job_id} sits on GPU {gpu} but records GPUs {job.gpus}")
-        if free != self.free_count:
-            raise CapacityError(f"idle counts {self.free_count} differ from a recount {free}")
+        if free != self.free_count or self._most_free != max(free.values()):
+            raise CapacityError(f"idle counts {self.free_count} (most {self._most_free}) differ from a recount {free}")
         for device, buckets in self._nodes_by_free.items():
             for count, nodes in enumerate(buckets):
                 if nodes != sorted(set(nodes)) or any(len(self.node_free[n]) != count for n in nodes):
@@ -394,5 +413,9 @@ class Cluster:
                                         f"{'closed' if group else 'open'}")
         if self._shareable_gpus != sum(len(g) for groups in self.shareable.values() for g in groups.values()):
             raise CapacityError(f"shareable GPU count {self._shareable_gpus} differs from a recount")
+        if (self._open_groups, self._groups_made) != (sum(map(len, self._open.values())),
+                                                      sum(map(len, self.shareable.values()))):
+            raise CapacityError(f"counts of open and made groups {self._open_groups}, {self._groups_made} differ "
+                                f"from a recount")
         if self.busy != self.num_gpus - sum(free.values()):
             raise CapacityError(f"busy count {self.busy} differs from a recount")

@@ -99,7 +99,10 @@ class Simulator:
         now, events = view.now, self._events
         for job_id in sorted(affected) if len(affected) > 1 else affected:
             job = affected[job_id]
-            factor, shared = self._factor(job)
+            if len(job.gpus) == 1 and len(residents[job.gpus[0]]) == 1:
+                factor, shared = 1.0, False  # alone on its GPU
+            else:
+                factor, shared = self._factor(job)
             if factor == job.factor and shared == job.colocated:
                 continue
             view._settle(job)
