@@ -54,6 +54,7 @@ class Isacpp(Policy):
         self._pairs: dict[tuple[str, str, str], tuple] = {}  # _lone_pair's, by (device, new, old)
         self._ranked: dict[str, tuple[int, list]] = {}
         self._by_group: dict[str, dict[tuple[str, tuple[str, ...]], tuple]] = {}  # _ranking's, by group
+        self._candidates_at: dict[str, tuple[int, list]] = {}  # (cluster.open_changes, _candidates' answer)
         self._util = self.use_util and view.predictions.has_util()
         # the paper's form wherever resource predictions exist; else coloc's two-resource adaptation
         self.score_form = "per-resource" if view.predictions.has_resources() else "two-resource"
@@ -92,15 +93,22 @@ class Isacpp(Policy):
         """(device, signature, cutoff, pair) of the groups `workload` may join, least cutoff first: cutoff, the
         least score any GPU of the group can reach less the rounding allowance (-inf where no bound is known:
         scored first); pair, the _lone_pair numbers where the group's GPUs hold one job each and the score is
-        the two-resource form (else None). When most of the groups are empty, only the non-empty ones, sorted anew."""
-        ranked = self._ranking(view, workload)
+        the two-resource form (else None). When most of the groups are empty, only the non-empty ones, sorted anew.
+        Kept while the same groups are open (a group is made open: cluster.open_changes counts both)."""
         cluster = view.cluster
+        cached = self._candidates_at.get(workload)
+        if cached is not None and cached[0] == cluster.open_changes:
+            return cached[1]
+        ranked = self._ranking(view, workload)
         if 4 * cluster.shareable_group_count() >= len(ranked):
-            return ranked
-        by_group = self._by_group[workload]
-        open_groups = [by_group[(device, sig)] for device in cluster.devices
-                       for sig, _ in cluster.shareable_groups(device) if (device, sig) in by_group]
-        return sorted(open_groups, key=lambda c: c[2])
+            candidates = ranked
+        else:
+            by_group = self._by_group[workload]
+            candidates = sorted([by_group[(device, sig)] for device in cluster.devices
+                                 for sig, _ in cluster.shareable_groups(device) if (device, sig) in by_group],
+                                key=lambda c: c[2])
+        self._candidates_at[workload] = (cluster.open_changes, candidates)
+        return candidates
 
     def _ranking(self, view, workload: str) -> list[tuple]:
         """_candidates over every group, empty or not; cached while the cluster has the same groups (groups are

@@ -201,6 +201,7 @@ class Cluster:
         self._shareable_gpus = 0
         self._open_groups = 0  # non-empty shareable groups, over every device type
         self._groups_made = 0  # shareable groups ever made (they are never deleted)
+        self.open_changes = 0  # counts groups becoming empty or non-empty: unchanged means the same open groups
         self._most_free = 0  # max(free_count.values())
         self.shared_gpus: set[int] = set()
         # a policy that sets newly_shared to a set gets there every GPU whose set of 2+ jobs changes
@@ -336,6 +337,7 @@ class Cluster:
             if not group:
                 del self._open[device][sig]
                 self._open_groups -= 1
+                self.open_changes += 1
         if len(here) > 1:
             self.shared_gpus.discard(gpu)
 
@@ -362,6 +364,7 @@ class Cluster:
         if len(group) == 1:
             self._open[device][sig] = group
             self._open_groups += 1
+            self.open_changes += 1
 
     def shareable_groups(self, device: str):
         """(signature, GPUs) pairs of GPUs that can take one more job, the non-empty groups (in no fixed order)."""
