@@ -62,16 +62,12 @@ def best_lone_gpu(group, now: float, remaining: Callable[[int], float], score: C
     if floors is None and ends is not None:
         floors = piece_floors(ends)
     cut = bisect_left(order, (now + split, -1))
-    for lo, hi, direction, floor in ((0, cut, below, floors and floors[0]), (cut, size, above, floors and floors[1])):
-        if lo == hi or (best is not None and floor is not None and floor > best[0]):
-            continue
-        if direction == 0 and hi - lo >= VECTOR_MIN:
-            if flat is not None:
-                flat.append((flat_key, score_array or score, floor, group, lo, hi))
-            else:
-                best = _least_of_flat_piece(group, lo, hi, now, score_array or score, best)
-        else:
-            best = _least_of_piece(group, order, lo, hi, direction, now, score, best)
+    if cut and (best is None or floors is None or not floors[0] > best[0]):
+        best = _least_of_piece(group, order, 0, cut, below, now, score, score_array, best, flat, flat_key,
+                               floors and floors[0])
+    if cut < size and (best is None or floors is None or not floors[1] > best[0]):
+        best = _least_of_piece(group, order, cut, size, above, now, score, score_array, best, flat, flat_key,
+                               floors and floors[1])
     return best
 
 
@@ -88,19 +84,26 @@ def least_of_flat_pieces(flat: list, now: float, best):
     return best
 
 
-def _least_of_piece(group, order, lo: int, hi: int, direction: int, now: float, score, best):
+def _least_of_piece(group, order, lo: int, hi: int, direction: int, now: float, score, score_array, best,
+                    flat, flat_key, floor):
     """Least (score, gpu) of order[lo:hi] and `best`, scanned from the piece's low end while GPUs further on
-    may score lower (direction +-1), or scored whole (direction 0: a short flat piece)."""
+    may score lower (direction +-1), or scored whole (direction 0; as one array when long, or set aside in
+    `flat` where given)."""
+    if direction == 0 and hi - lo >= VECTOR_MIN:
+        if flat is None:
+            return _least_of_flat_piece(group, lo, hi, now, score_array or score, best)
+        flat.append((flat_key, score_array or score, floor, group, lo, hi))
+        return best
     remaining, rate, last_update, speed = group.progress()
-    indices = range(lo, hi) if direction >= 0 else range(hi - 1, lo - 1, -1)
-    for i in indices:
+    for i in range(lo, hi) if direction >= 0 else range(hi - 1, lo - 1, -1):
         t = (remaining[i] - rate[i] * (now - last_update[i])) / speed[i]  # GpuGroup.solo_time(i, now)
-        option = (score(t), order[i][1])
+        key, gpu = order[i]
+        option = (score(t), gpu)
         if best is None or option < best:
-            best = option
-        if direction:
+            best = option  # GPUs further on score no lower than this one, to within rounding: look at the next
+        elif direction:
             # GPUs further on have t beyond t -+ slack; the score is monotone there
-            edge = t - direction * REL * (abs(order[i][0]) + 1.0)
+            edge = t - direction * REL * (abs(key) + 1.0)
             if edge > 0:
                 bound = score(edge)
                 if bound - REL * (1.0 + abs(bound)) > best[0]:
