@@ -153,16 +153,19 @@ class Isacpp(Policy):
         n_new, n_old, c_new, c_old, alone_new, alone_old, below, above, floors, key = pair
         residents, now = view.cluster.residents, view.now
         a = t_new / n_new  # the stage ends when the first ends: min(a, t_old / n_old)
+        split = n_old * a
+        i_new_first = a / t_new * c_new + (t_new - n_new * a) / t_new * alone_new  # i_new when the new job ends first
 
         def remaining(gpu: int) -> float:
             resident = residents[gpu][0]
             return resident.remaining_at(now) / resident.speed
 
-        def score(t_old: float) -> float:
+        def score(t_old: float) -> float:  # i_new + i_old, stage = min(a, b); the same operations either way
             b = t_old / n_old
-            stage = b if b < a else a
-            return (stage / t_new * c_new + (t_new - n_new * stage) / t_new * alone_new
-                    + (stage / t_old * c_old + (t_old - n_old * stage) / t_old * alone_old))
+            if b < a:
+                return (b / t_new * c_new + (t_new - n_new * b) / t_new * alone_new
+                        + (b / t_old * c_old + (t_old - n_old * b) / t_old * alone_old))
+            return i_new_first + (a / t_old * c_old + (t_old - split) / t_old * alone_old)
 
         def scores(t_old: np.ndarray) -> np.ndarray:  # score, element-wise (the same operations)
             stage = np.minimum(a, t_old / n_old)
@@ -171,7 +174,7 @@ class Isacpp(Policy):
 
         if view.spec.share_multi_gpu:  # a lone gang job's speed follows its other GPUs: no fixed order
             return min([(score(remaining(gpu)), gpu) for gpu in gpus] + ([best] if best else []))
-        return best_lone_gpu(gpus, now, remaining, score, n_old * a, below, above, best=best, floors=floors,
+        return best_lone_gpu(gpus, now, remaining, score, split, below, above, best=best, floors=floors,
                              score_array=scores, flat=flat, flat_key=key)
 
     def _lone_pair(self, device: str, new: str, old: str) -> tuple:
