@@ -4,7 +4,7 @@ import random
 import numpy as np
 import pytest
 
-from coloc.policies.lone import best_lone_gpu, direction
+from coloc.policies.lone import best_lone_gpu, direction, least_of_flat_pieces, piece_floors
 from coloc.sim.cluster import GpuGroup
 from coloc.sim.job import RUNNING, Job
 
@@ -137,3 +137,34 @@ def test_kept_progress_gives_the_residents_solo_times_bit_for_bit_and_goes_stale
     residents[order[7][1]][0].remaining += 1.0  # progress changed behind the group's back
     with pytest.raises(Exception, match="stale"):
         group.check()
+
+
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_flat_pieces_set_aside_and_scored_together_find_what_scoring_every_gpu_finds(seed):
+    """Three groups of one cluster searched with their long flat pieces set aside, then scored as one array:
+    the least (score, gpu) over every GPU of every group, ties (by rounding, and exact) to the lowest GPU."""
+    random.seed(seed)
+    now = 500.0
+    times = [random.choice([50.0, 120.0, 280.0, 400.0, random.uniform(1.0, 900.0)]) for _ in range(120)]
+    _, residents = lone_group(times, 1.0, now, set(random.sample(range(120), 6)))
+    groups = [GpuGroup(residents) for _ in range(3)]
+    for gpu in random.sample(range(120), 120):
+        groups[gpu % 3].add(gpu)
+
+    def remaining(gpu):
+        return residents[gpu][0].remaining_at(now) / residents[gpu][0].speed
+
+    noise = {remaining(gpu): random.choice([0.0, 1e-13, -1e-13, -2e-13]) for gpu in range(120)}
+
+    @elementwise
+    def score(t):  # flat up to rounding: 5 and a few units in the last place, the least anywhere
+        return 5.0 + noise.get(t, 0.0)
+
+    flat, best = [], None
+    for group in groups:
+        best = best_lone_gpu(group, now, remaining, score, 300.0, 0, 0, best=best, flat=flat, flat_key="one",
+                             floors=piece_floors((5.0, 5.0, 5.0)))
+    assert len(flat) >= 3 and all(hi - lo >= 16 for *_, lo, hi in flat)
+    assert least_of_flat_pieces(flat, now, best) == min((score(remaining(gpu)), gpu) for gpu in range(120))

@@ -33,7 +33,7 @@ import math
 import numpy as np
 
 from coloc.policies.base import Policy, fill_idle, pack_singles, register
-from coloc.policies.lone import REL, best_lone_gpu, direction
+from coloc.policies.lone import REL, best_lone_gpu, direction, least_of_flat_pieces, piece_floors
 from coloc.policies.stages import per_resource_score, two_resource_score
 
 
@@ -51,8 +51,10 @@ class Isacpp(Policy):
         super().reset(view)
         self._preds = view.predictions
         self._pair_terms: dict[tuple[str, str, str], tuple[float, ...]] = {}
+        self._pairs: dict[tuple[str, str, str], tuple] = {}  # _lone_pair's, by (device, new, old)
         self._ranked: dict[str, tuple[int, list]] = {}
-        self._bounds: dict[str, dict[tuple[str, tuple[str, ...]], float]] = {}
+        self._by_group: dict[str, dict[tuple[str, tuple[str, ...]], tuple]] = {}  # _ranking's, by group
+        self._candidates_at: dict[str, tuple[int, list]] = {}  # (cluster.open_changes, _candidates' answer)
         self._util = self.use_util and view.predictions.has_util()
         # the paper's form wherever resource predictions exist; else coloc's two-resource adaptation
         self.score_form = "per-resource" if view.predictions.has_resources() else "two-resource"
@@ -65,40 +67,54 @@ class Isacpp(Policy):
 
     def _best_shared(self, view, job) -> int | None:
         best = None
-        for device, sig, bound in self._candidates(view, job.workload):
-            if best is not None and bound - REL * (1.0 + abs(bound)) > best[0]:
-                break  # this group and the rest score above the best (bound: least score a group can reach)
-            gpus = view.cluster.shareable[device].get(sig)
+        shareable = view.cluster.shareable
+        t_new = {}  # the new job's solo remaining time, per device
+        flat: list = []  # long flat pieces set aside (coloc.policies.lone), scored together at the end
+        for device, sig, cutoff, pair in self._candidates(view, job.workload):
+            if best is not None and cutoff > best[0]:
+                break  # this group and the rest score above the best (cutoff: least score a group can reach)
+            gpus = shareable[device].get(sig)
             if not gpus:
                 continue
-            t_new = job.remaining / view.speed(device, job.workload)
-            if len(sig) == 1 and self.score_form == "two-resource":
-                best = self._best_pair(view, device, job.workload, t_new, sig[0], gpus, best)
+            if device not in t_new:
+                t_new[device] = job.remaining / view.speed(device, job.workload)
+            if pair is not None:
+                best = self._best_lone(view, pair, t_new[device], gpus, best, flat)
                 continue
             for gpu in gpus:
                 option = (self.gpu_score(view, job, device, gpu), gpu)
                 if best is None or option < best:
                     best = option
+        if flat:
+            best = least_of_flat_pieces(flat, view.now, best)
         return None if best is None else best[1]
 
-    def _candidates(self, view, workload: str) -> list[tuple[str, tuple[str, ...], float]]:
-        """(device, signature, least score any GPU of the group can reach) of the groups `workload` may join,
-        least bound first; -inf where no bound is known (scored first). When most of them are empty, only the
-        non-empty ones, sorted anew."""
-        ranked = self._ranking(view, workload)
+    def _candidates(self, view, workload: str) -> list[tuple]:
+        """(device, signature, cutoff, pair) of the groups `workload` may join, least cutoff first: cutoff, the
+        least score any GPU of the group can reach less the rounding allowance (-inf where no bound is known:
+        scored first); pair, the _lone_pair numbers where the group's GPUs hold one job each and the score is
+        the two-resource form (else None). When most of the groups are empty, only the non-empty ones, sorted anew.
+        Kept while the same groups are open (a group is made open: cluster.open_changes counts both)."""
         cluster = view.cluster
+        cached = self._candidates_at.get(workload)
+        if cached is not None and cached[0] == cluster.open_changes:
+            return cached[1]
+        ranked = self._ranking(view, workload)
         if 4 * cluster.shareable_group_count() >= len(ranked):
-            return ranked
-        bounds = self._bounds[workload]
-        open_groups = [(device, sig, bounds[(device, sig)]) for device in cluster.devices
-                       for sig, _ in cluster.shareable_groups(device) if (device, sig) in bounds]
-        return sorted(open_groups, key=lambda c: c[2])
+            candidates = ranked
+        else:
+            by_group = self._by_group[workload]
+            candidates = sorted([by_group[(device, sig)] for device in cluster.devices
+                                 for sig, _ in cluster.shareable_groups(device) if (device, sig) in by_group],
+                                key=lambda c: c[2])
+        self._candidates_at[workload] = (cluster.open_changes, candidates)
+        return candidates
 
-    def _ranking(self, view, workload: str) -> list[tuple[str, tuple[str, ...], float]]:
+    def _ranking(self, view, workload: str) -> list[tuple]:
         """_candidates over every group, empty or not; cached while the cluster has the same groups (groups are
         created, never deleted)."""
         groups = view.cluster.shareable
-        size = sum(len(g) for g in groups.values())
+        size = view.cluster.groups_made()
         cached = self._ranked.get(workload)
         if cached is not None and cached[0] == size:
             return cached[1]
@@ -109,12 +125,16 @@ class Isacpp(Policy):
             for sig in groups[device]:
                 if len(sig) >= self._cap or not view.can_share(device, sig + (workload,)):
                     continue
-                lone = len(sig) == 1 and self.score_form == "two-resource"
-                ranked.append((min(self._pair_ends(device, workload, sig[0])) if lone else -math.inf, device, sig))
-        ranked.sort(key=lambda c: c[0])  # stable: ties keep device, then signature order
-        self._ranked[workload] = (size, [(device, sig, bound) for bound, device, sig in ranked])
-        self._bounds[workload] = {(device, sig): bound for bound, device, sig in ranked}
-        return self._ranked[workload][1]
+                if len(sig) == 1 and self.score_form == "two-resource":
+                    pair = self._lone_pair(device, workload, sig[0])
+                    bound = min(self._pair_ends(device, workload, sig[0]))
+                    ranked.append((device, sig, bound - REL * (1.0 + abs(bound)), pair))
+                else:
+                    ranked.append((device, sig, -math.inf, None))
+        ranked.sort(key=lambda c: c[2])  # stable: ties keep device, then signature order
+        self._ranked[workload] = (size, ranked)
+        self._by_group[workload] = {c[:2]: c for c in ranked}
+        return ranked
 
     def summary_fields(self) -> dict:
         return {"isacpp_score_form": self.score_form}
@@ -126,28 +146,52 @@ class Isacpp(Policy):
 
     def _best_pair(self, view, device: str, new: str, t_new: float, old: str, gpus, best=None):
         """Least (gpu_score, gpu) over a group of GPUs each holding one job of workload `old`, and `best`."""
-        n_new, n_old, c_new, c_old, alone_new, alone_old = self._pair_terms_of(device, new, old)
+        return self._best_lone(view, self._lone_pair(device, new, old), t_new, gpus, best)
+
+    def _best_lone(self, view, pair: tuple, t_new: float, gpus, best=None, flat: list | None = None):
+        """_best_pair with the pair's _lone_pair numbers; long flat pieces set aside in `flat` where given."""
+        n_new, n_old, c_new, c_old, alone_new, alone_old, below, above, floors, key = pair
         residents, now = view.cluster.residents, view.now
+        a = t_new / n_new  # the stage ends when the first ends: min(a, t_old / n_old)
+        split = n_old * a
+        i_new_first = a / t_new * c_new + (t_new - n_new * a) / t_new * alone_new  # i_new when the new job ends first
 
         def remaining(gpu: int) -> float:
             resident = residents[gpu][0]
             return resident.remaining_at(now) / resident.speed
 
-        def score(t_old):  # a number, or an array (coloc.policies.lone scores flat pieces at once)
-            stage = np.minimum(t_new / n_new, t_old / n_old) if isinstance(t_old, np.ndarray) \
-                else min(t_new / n_new, t_old / n_old)
-            i_new = stage / t_new * c_new + (t_new - n_new * stage) / t_new * alone_new
-            i_old = stage / t_old * c_old + (t_old - n_old * stage) / t_old * alone_old
-            return i_new + i_old
+        def score(t_old: float) -> float:  # i_new + i_old, stage = min(a, b); the same operations either way
+            b = t_old / n_old
+            if b < a:
+                return (b / t_new * c_new + (t_new - n_new * b) / t_new * alone_new
+                        + (b / t_old * c_old + (t_old - n_old * b) / t_old * alone_old))
+            return i_new_first + (a / t_old * c_old + (t_old - split) / t_old * alone_old)
+
+        def scores(t_old: np.ndarray) -> np.ndarray:  # score, element-wise (the same operations)
+            stage = np.minimum(a, t_old / n_old)
+            return (stage / t_new * c_new + (t_new - n_new * stage) / t_new * alone_new
+                    + (stage / t_old * c_old + (t_old - n_old * stage) / t_old * alone_old))
 
         if view.spec.share_multi_gpu:  # a lone gang job's speed follows its other GPUs: no fixed order
             return min([(score(remaining(gpu)), gpu) for gpu in gpus] + ([best] if best else []))
-        # resident ends first (t_old < n_old t_new / n_new):
-        #   i_new = alone_new + t_old (c_new - n_new alone_new) / (n_old t_new), i_old constant;
-        # new job ends first: i_old = alone_old + (t_new / n_new) (c_old - n_old alone_old) / t_old, i_new constant
-        return best_lone_gpu(gpus, now, remaining, score, n_old * (t_new / n_new),
-                             direction(c_new - n_new * alone_new), -direction(c_old - n_old * alone_old),
-                             self._pair_ends(device, new, old), best)
+        return best_lone_gpu(gpus, now, remaining, score, split, below, above, best=best, floors=floors,
+                             score_array=scores, flat=flat, flat_key=key)
+
+    def _lone_pair(self, device: str, new: str, old: str) -> tuple:
+        """A pair's terms (_terms), the directions of its score's two pieces, their floors (lone.piece_floors) and
+        a key equal for pairs of equal terms on one device (their pieces' scores are one function of t_old).
+
+        Resident ends first (t_old < n_old t_new / n_new):
+          i_new = alone_new + t_old (c_new - n_new alone_new) / (n_old t_new), i_old constant;
+        new job ends first: i_old = alone_old + (t_new / n_new) (c_old - n_old alone_old) / t_old, i_new constant.
+        """
+        pair = self._pairs.get((device, new, old))
+        if pair is None:
+            n_new, n_old, c_new, c_old, alone_new, alone_old = terms = self._pair_terms_of(device, new, old)
+            pair = self._pairs[(device, new, old)] = (
+                *terms, direction(c_new - n_new * alone_new), -direction(c_old - n_old * alone_old),
+                piece_floors(self._pair_ends(device, new, old)), (device, *terms))
+        return pair
 
     def _pair_ends(self, device: str, new: str, old: str) -> tuple[float, float, float]:
         """Two-resource score of a `new` job next to one `old` job as the resident's remaining time goes to 0

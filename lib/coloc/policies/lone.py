@@ -16,7 +16,7 @@ passed over whole.
 """
 from __future__ import annotations
 
-import bisect
+from bisect import bisect_left
 from collections.abc import Callable
 
 import numpy as np
@@ -25,55 +25,108 @@ REL = 1e-10  # rounding allowance, relative: the order's times (in t) and the sc
 VECTOR_MIN = 16  # a flat piece of at least this many GPUs is scored as one array
 
 
+def piece_floors(ends: tuple[float, float, float]) -> tuple[float, float]:
+    """From the score's values as t -> 0, at t = split and as t -> infinity: for each piece, a number such that
+    a best option below it means no GPU of the piece can beat it (its least end less the rounding allowance)."""
+    return tuple(floor - REL * (1.0 + abs(floor)) for floor in (min(ends[0], ends[1]), min(ends[1], ends[2])))
+
+
 def best_lone_gpu(group, now: float, remaining: Callable[[int], float], score: Callable[[float], float],
                   split: float, below: int, above: int, ends: tuple[float, float, float] | None = None,
-                  best: tuple[float, int] | None = None) -> tuple[float, int] | None:
+                  best: tuple[float, int] | None = None, floors: tuple[float, float] | None = None,
+                  score_array: Callable | None = None, flat: list | None = None,
+                  flat_key=None) -> tuple[float, int] | None:
     """Least (score(remaining(gpu)), gpu) over `group` (a GpuGroup of one-job GPUs) and `best`; None if both empty.
 
     remaining(gpu): the resident's solo remaining time as the caller computes it (for GPUs not yet in
     the order; the order's come from the group, computed the same way); score(t): the caller's score
-    for a resident with remaining time t, a number or an array of them; below / above: +1 if the score rises
+    for a resident with remaining time t, a number (and, unless `score_array` is given, an array of them:
+    score_array(ts) scores an array, element-wise the same operations); below / above: +1 if the score rises
     with t for t < split / t >= split, -1 if it falls, 0 if neither is known. ends: the score's
-    values (exact arithmetic) as t -> 0, at t = split and as t -> infinity, when known: a piece whose
-    least end is above `best` (the least option found elsewhere) is passed over whole.
+    values (exact arithmetic) as t -> 0, at t = split and as t -> infinity, when known (or their
+    piece_floors, `floors`): a piece whose least end is above `best` (the least option found elsewhere)
+    is passed over whole. flat: where given, long flat pieces are not scored but set aside there as
+    (flat_key, score_array, floor or None, group, lo, hi), for least_of_flat_pieces to score with the others
+    of the same key (the caller's promise: one key, one score function).
     """
     order = group.by_finish(now)
-    for gpu in group.unordered():
-        option = (score(remaining(gpu)), gpu)
-        best = option if best is None or option < best else best
-    cut = bisect.bisect_left(order, (now + split, -1))
-    pieces = ((0, cut, below, ends and min(ends[0], ends[1])), (cut, len(order), above, ends and min(ends[1], ends[2])))
-    for lo, hi, direction, floor in pieces:
-        if best is not None and floor is not None and floor - REL * (1.0 + abs(floor)) > best[0]:
-            continue
-        if direction == 0 and hi - lo >= VECTOR_MIN:
-            best = _least_of_flat_piece(group, lo, hi, now, score, best)
-            continue
-        indices = range(lo, hi) if direction >= 0 else range(hi - 1, lo - 1, -1)
-        for i in indices:
-            key, gpu = order[i]
-            t = group.solo_time(i, now)
-            option = (score(t), gpu)
-            best = option if best is None or option < best else best
-            if direction:
-                # GPUs further on have t beyond t -+ slack; the score is monotone there
-                edge = t - direction * REL * (abs(key) + 1.0)
-                if edge > 0:
-                    bound = score(edge)
-                    if bound - REL * (1.0 + abs(bound)) > best[0]:
-                        break
+    pending = group.unordered()
+    if pending:
+        for gpu in pending:
+            option = (score(remaining(gpu)), gpu)
+            if best is None or option < best:
+                best = option
+    size = len(order)
+    if not size:
+        return best
+    if floors is None and ends is not None:
+        floors = piece_floors(ends)
+    cut = bisect_left(order, (now + split, -1))
+    if cut and (best is None or floors is None or not floors[0] > best[0]):
+        best = _least_of_piece(group, order, 0, cut, below, now, score, score_array, best, flat, flat_key,
+                               floors and floors[0])
+    if cut < size and (best is None or floors is None or not floors[1] > best[0]):
+        best = _least_of_piece(group, order, cut, size, above, now, score, score_array, best, flat, flat_key,
+                               floors and floors[1])
     return best
 
 
-def _least_of_flat_piece(group, lo: int, hi: int, now: float, score, best):
-    """Least (score, gpu) of order[lo:hi] and `best`, scoring the piece's GPUs as one array.
+def least_of_flat_pieces(flat: list, now: float, best):
+    """Least (score, gpu) of the flat pieces best_lone_gpu set aside and `best`: pieces whose floor is above
+    the best are passed over, the rest scored as one array per key."""
+    by_key: dict = {}
+    for key, score_array, floor, group, lo, hi in flat:
+        if best is None or floor is None or not floor > best[0]:
+            by_key.setdefault(key, (score_array, []))[1].append((group, lo, hi))
+    for score_array, pieces in by_key.values():
+        group, lo, hi = pieces[0]
+        best = _least_of_flat_piece(group, lo, hi, now, score_array, best, pieces[1:])
+    return best
+
+
+def _least_of_piece(group, order, lo: int, hi: int, direction: int, now: float, score, score_array, best,
+                    flat, flat_key, floor):
+    """Least (score, gpu) of order[lo:hi] and `best`, scanned from the piece's low end while GPUs further on
+    may score lower (direction +-1), or scored whole (direction 0; as one array when long, or set aside in
+    `flat` where given)."""
+    if direction == 0 and hi - lo >= VECTOR_MIN:
+        if flat is None:
+            return _least_of_flat_piece(group, lo, hi, now, score_array or score, best)
+        flat.append((flat_key, score_array or score, floor, group, lo, hi))
+        return best
+    remaining, rate, last_update, speed = group.progress()
+    for i in range(lo, hi) if direction >= 0 else range(hi - 1, lo - 1, -1):
+        t = (remaining[i] - rate[i] * (now - last_update[i])) / speed[i]  # GpuGroup.solo_time(i, now)
+        key, gpu = order[i]
+        option = (score(t), gpu)
+        if best is None or option < best:
+            best = option  # GPUs further on score no lower than this one, to within rounding: look at the next
+        elif direction:
+            # GPUs further on have t beyond t -+ slack; the score is monotone there
+            edge = t - direction * REL * (abs(key) + 1.0)
+            if edge > 0:
+                bound = score(edge)
+                if bound - REL * (1.0 + abs(bound)) > best[0]:
+                    break
+    return best
+
+
+def _least_of_flat_piece(group, lo: int, hi: int, now: float, score, best, more: list = ()):
+    """Least (score, gpu) of order[lo:hi] and `best`, scoring the piece's GPUs as one array (with those of the
+    pieces `more`, (group, lo, hi) each, of the same score).
 
     On a flat piece the scores differ only by rounding, so every GPU is scored; `score` applied to an
     array does the scalar's floating-point operations element-wise, so the values are the scalar's.
     """
-    scores = score(group.solo_times(lo, hi, now))
+    if more:
+        pieces = [(group, lo, hi), *more]
+        times = np.concatenate([g.solo_times(a, b, now) for g, a, b in pieces])
+        gpus = np.concatenate([g.gpus_at(a, b) for g, a, b in pieces])
+    else:
+        times, gpus = group.solo_times(lo, hi, now), group.gpus_at(lo, hi)
+    scores = score(times)
     least = scores.min()
-    gpu = int(group.gpus_at(lo, hi)[scores == least].min())
+    gpu = int(gpus[scores == least].min())
     option = (float(least), gpu)
     return option if best is None or option < best else best
 

@@ -120,13 +120,14 @@ class GpuGroup:
         at = bisect.bisect_left(self._order, (key, gpu))
         del self._order[at]
         self._arrays = None
-        for column in self._state:
-            del column[at]
+        remaining, rate, last_update, speed = self._state
+        del remaining[at], rate[at], last_update[at], speed[at]
         return True
 
     def by_finish(self, now: float) -> list[tuple[float, int]]:
         """[(time the lone resident would finish alone, gpu)] sorted, for GPUs whose resident's rate is set."""
         if self._pending:
+            remaining, rate, last_update, speed = self._state
             for gpu in [g for g in self._pending if self._residents[g][0].rate > 0]:
                 job = self._residents[gpu][0]
                 key = now + job.remaining_at(now) / job.speed
@@ -134,8 +135,10 @@ class GpuGroup:
                 at = bisect.bisect_left(self._order, (key, gpu))
                 self._order.insert(at, (key, gpu))
                 self._arrays = None
-                for column, value in zip(self._state, (job.remaining, job.rate, job.last_update, job.speed)):
-                    column.insert(at, value)
+                remaining.insert(at, job.remaining)
+                rate.insert(at, job.rate)
+                last_update.insert(at, job.last_update)
+                speed.insert(at, job.speed)
                 self._pending.discard(gpu)
         return self._order
 
@@ -143,6 +146,11 @@ class GpuGroup:
         """Remaining solo time at `now` of the resident at place i of the order (as Job.remaining_at(now) / speed)."""
         remaining, rate, last_update, speed = self._state
         return (remaining[i] - rate[i] * (now - last_update[i])) / speed[i]
+
+    def progress(self) -> tuple[list[float], ...]:
+        """The order's residents' (remaining, rate, last_update, speed), each a list in the order's places (read only):
+        solo_time(i, now) is (remaining[i] - rate[i] * (now - last_update[i])) / speed[i]."""
+        return self._state
 
     def solo_times(self, lo: int, hi: int, now: float) -> np.ndarray:
         """solo_time of places lo..hi-1, as an array (the same floating-point operations, element-wise)."""
@@ -191,6 +199,10 @@ class Cluster:
         self.shareable: dict[str, dict[tuple[str, ...], GpuGroup]] = {d: {} for d in self.devices}
         self._open: dict[str, dict[tuple[str, ...], GpuGroup]] = {d: {} for d in self.devices}  # non-empty ones
         self._shareable_gpus = 0
+        self._open_groups = 0  # non-empty shareable groups, over every device type
+        self._groups_made = 0  # shareable groups ever made (they are never deleted)
+        self.open_changes = 0  # counts groups becoming empty or non-empty: unchanged means the same open groups
+        self._most_free = 0  # max(free_count.values())
         self.shared_gpus: set[int] = set()
         # a policy that sets newly_shared to a set gets there every GPU whose set of 2+ jobs changes
         self.newly_shared: set[int] | None = None
@@ -212,6 +224,7 @@ class Cluster:
                 self.gpu_node.append(node)
                 self.residents.append([])
             self.free_count[device] += size
+            self._most_free = max(self.free_count.values())
             count -= size
 
     @property
@@ -220,7 +233,7 @@ class Cluster:
 
     def max_free(self) -> int:
         """Most idle GPUs on any one device type."""
-        return max(self.free_count.values())
+        return self._most_free
 
     def pick_free(self, device: str, n: int) -> tuple[int, ...] | None:
         """n idle GPUs of `device`, on as few nodes as possible (best fit); None if too few."""
@@ -249,12 +262,13 @@ class Cluster:
 
     def add(self, job: Job, gpus: tuple[int, ...]) -> None:
         """Put `job` on `gpus` (checked: capacity, one device type, idle GPUs for exclusive jobs)."""
-        device = self.gpu_device[gpus[0]]
-        if len(set(gpus)) != len(gpus) or len(gpus) != job.num_gpus:
+        gpu_device, residents = self.gpu_device, self.residents
+        device = gpu_device[gpus[0]]
+        if len(gpus) != job.num_gpus or (len(gpus) > 1 and len(set(gpus)) != len(gpus)):
             raise CapacityError(f"job {job.job_id} needs {job.num_gpus} distinct GPUs, got {gpus}")
         for gpu in gpus:
-            here = self.residents[gpu]
-            if self.gpu_device[gpu] != device:
+            here = residents[gpu]
+            if gpu_device[gpu] != device:
                 raise CapacityError(f"job {job.job_id}: GPUs {gpus} span several device types")
             if len(here) >= self.cap:
                 raise CapacityError(f"job {job.job_id}: GPU {gpu} already holds {len(here)} jobs (cap {self.cap})")
@@ -262,68 +276,95 @@ class Cluster:
                 raise CapacityError(f"job {job.job_id}: GPU {gpu} is held by jobs "
                                     f"{[j.job_id for j in here]} and one of them is exclusive")
         for gpu in gpus:
-            self._unindex(gpu)
-            self.residents[gpu].append(job)
-            self._index(gpu)
+            here = residents[gpu]
+            if here:
+                self._unindex(gpu, device, here)
+            else:
+                self._set_free(gpu, device, free=False)
+            here.append(job)
+            self._index(gpu, device, here)
         self.version += 1
 
     def remove(self, job: Job) -> None:
         self.version += 1
+        gpu_device, residents = self.gpu_device, self.residents
         for gpu in job.gpus:
-            self._unindex(gpu)
+            here, device = residents[gpu], gpu_device[gpu]
+            if here:
+                self._unindex(gpu, device, here)
+            else:
+                self._set_free(gpu, device, free=False)
             try:
-                self.residents[gpu].remove(job)
+                here.remove(job)
             except ValueError:
                 raise CapacityError(f"job {job.job_id} is not on GPU {gpu}") from None
-            self._index(gpu)
+            if here:
+                self._index(gpu, device, here)
+            else:
+                self._set_free(gpu, device, free=True)
 
     def _set_free(self, gpu: int, device: str, free: bool) -> None:
         """Move an idle GPU into (free=True) or out of its node's free set, keeping the counts."""
         node = self.gpu_node[gpu]
         node_free = self.node_free[node]
-        bucket = self._nodes_by_free[device][len(node_free)]
+        buckets = self._nodes_by_free[device]
+        bucket = buckets[len(node_free)]
         del bucket[bisect.bisect_left(bucket, node)]
+        count = self.free_count[device]
         if free:
             node_free.add(gpu)
+            self.free_count[device] = count + 1
+            self.busy -= 1
+            if count == self._most_free:
+                self._most_free = count + 1
         else:
             node_free.discard(gpu)
-        bisect.insort(self._nodes_by_free[device][len(node_free)], node)
-        self.free_count[device] += 1 if free else -1
-        self.busy -= 1 if free else -1
+            self.free_count[device] = count - 1
+            self.busy += 1
+            if count == self._most_free:
+                self._most_free = max(self.free_count.values())
+        bisect.insort(buckets[len(node_free)], node)
 
-    def _unindex(self, gpu: int) -> None:
-        here = self.residents[gpu]
-        device = self.gpu_device[gpu]
-        if not here:
-            self._set_free(gpu, device, free=False)
+    def _unindex(self, gpu: int, device: str, here: list[Job]) -> None:
+        """Take a GPU holding jobs `here` out of the sharing indexes (before its jobs change)."""
+        if len(here) >= self.cap:  # full: in no shareable group
+            self.shared_gpus.discard(gpu)
             return
-        sig = self.signature(gpu)
+        sig = (here[0].workload,) if len(here) == 1 else tuple(sorted(j.workload for j in here))
         group = self.shareable[device].get(sig)
         if group is not None and group.discard(gpu):
             self._shareable_gpus -= 1
             if not group:
                 del self._open[device][sig]
-        self.shared_gpus.discard(gpu)
+                self._open_groups -= 1
+                self.open_changes += 1
+        if len(here) > 1:
+            self.shared_gpus.discard(gpu)
 
-    def _index(self, gpu: int) -> None:
-        here = self.residents[gpu]
-        device = self.gpu_device[gpu]
-        if not here:
-            self._set_free(gpu, device, free=True)
-            return
+    def _index(self, gpu: int, device: str, here: list[Job]) -> None:
+        """Put a GPU holding jobs `here` into the sharing indexes (after its jobs changed)."""
         if len(here) > 1:
             self.shared_gpus.add(gpu)
             if self.newly_shared is not None:
                 self.newly_shared.add(gpu)
-        if len(here) < self.cap and all(j.shareable for j in here):
-            sig = self.signature(gpu)
-            group = self.shareable[device].get(sig)
-            if group is None:
-                group = self.shareable[device][sig] = GpuGroup(self.residents)
-            group.add(gpu)
-            self._shareable_gpus += 1
-            if len(group) == 1:
-                self._open[device][sig] = group
+            if len(here) >= self.cap or not all(j.shareable for j in here):
+                return
+            sig = tuple(sorted(j.workload for j in here))
+        elif here[0].shareable and self.cap > 1:
+            sig = (here[0].workload,)
+        else:
+            return
+        groups = self.shareable[device]
+        group = groups.get(sig)
+        if group is None:
+            group = groups[sig] = GpuGroup(self.residents)
+            self._groups_made += 1
+        group.add(gpu)
+        self._shareable_gpus += 1
+        if len(group) == 1:
+            self._open[device][sig] = group
+            self._open_groups += 1
+            self.open_changes += 1
 
     def shareable_groups(self, device: str):
         """(signature, GPUs) pairs of GPUs that can take one more job, the non-empty groups (in no fixed order)."""
@@ -334,7 +375,11 @@ class Cluster:
 
     def shareable_group_count(self) -> int:
         """Number of non-empty shareable groups, over every device type."""
-        return sum(len(groups) for groups in self._open.values())
+        return self._open_groups
+
+    def groups_made(self) -> int:
+        """Number of shareable groups ever made, empty or not, over every device type (none is ever deleted)."""
+        return self._groups_made
 
     def co_runners(self, job: Job, gpu: int) -> list[Job]:
         return [j for j in self.residents[gpu] if j is not job]
@@ -352,8 +397,8 @@ class Cluster:
             for job in here:
                 if gpu not in job.gpus:
                     raise CapacityError(f"job {job.job_id} sits on GPU {gpu} but records GPUs {job.gpus}")
-        if free != self.free_count:
-            raise CapacityError(f"idle counts {self.free_count} differ from a recount {free}")
+        if free != self.free_count or self._most_free != max(free.values()):
+            raise CapacityError(f"idle counts {self.free_count} (most {self._most_free}) differ from a recount {free}")
         for device, buckets in self._nodes_by_free.items():
             for count, nodes in enumerate(buckets):
                 if nodes != sorted(set(nodes)) or any(len(self.node_free[n]) != count for n in nodes):
@@ -371,5 +416,9 @@ class Cluster:
                                         f"{'closed' if group else 'open'}")
         if self._shareable_gpus != sum(len(g) for groups in self.shareable.values() for g in groups.values()):
             raise CapacityError(f"shareable GPU count {self._shareable_gpus} differs from a recount")
+        if (self._open_groups, self._groups_made) != (sum(map(len, self._open.values())),
+                                                      sum(map(len, self.shareable.values()))):
+            raise CapacityError(f"counts of open and made groups {self._open_groups}, {self._groups_made} differ "
+                                f"from a recount")
         if self.busy != self.num_gpus - sum(free.values()):
             raise CapacityError(f"busy count {self.busy} differs from a recount")

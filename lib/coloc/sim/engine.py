@@ -15,7 +15,9 @@ import heapq
 import math
 import time
 from dataclasses import dataclass, field
+from operator import attrgetter
 
+import numpy as np
 import pandas as pd
 
 from coloc.sim import checks
@@ -63,30 +65,44 @@ class Simulator:
     # ----- co-location rates (the measured truth) ------------------------------------
     def _factor(self, job: Job) -> tuple[float, bool]:
         factor, shared = 1.0, False
+        residents = self.view.cluster.residents
         for gpu in job.gpus:
-            others = tuple(sorted(j.workload for j in self.view.cluster.residents[gpu] if j is not job))
-            if not others:
+            here = residents[gpu]
+            if len(here) == 1:
                 continue
             shared = True
+            if len(here) == 2:
+                others = ((here[1] if here[0] is job else here[0]).workload,)
+            else:
+                others = tuple(sorted(j.workload for j in here if j is not job))
             key = (job.device, job.workload, others)
             value = self._factor_cache.get(key)
             if value is None:
                 value = self._factor_cache[key] = self.truth.norm(job.device, job.workload, others)
-            factor = min(factor, value)
+            if value < factor:
+                factor = value
         return factor, shared
 
     def _refresh_rates(self) -> None:
         view = self.view
-        if not view.dirty:
+        dirty = view.dirty
+        if not dirty:
             return
         residents = view.cluster.residents
-        affected = {j.job_id: j for gpu in view.dirty for j in residents[gpu]}
-        view.dirty.clear()
+        affected = {}
+        for gpu in dirty:
+            for job in residents[gpu]:
+                affected[job.job_id] = job
+        dirty.clear()
         if view.changed_jobs is not None:
             view.changed_jobs.update(affected)
-        for job_id in sorted(affected):
+        now, events = view.now, self._events
+        for job_id in sorted(affected) if len(affected) > 1 else affected:
             job = affected[job_id]
-            factor, shared = self._factor(job)
+            if len(job.gpus) == 1 and len(residents[job.gpus[0]]) == 1:
+                factor, shared = 1.0, False  # alone on its GPU
+            else:
+                factor, shared = self._factor(job)
             if factor == job.factor and shared == job.colocated:
                 continue
             view._settle(job)
@@ -94,7 +110,8 @@ class Simulator:
             job.factor, job.colocated = factor, shared
             job.rate = job.speed * factor
             job.version += 1
-            self._push(view.now + max(job.remaining, 0.0) / job.rate, COMPLETION, job, job.version)
+            self._seq += 1
+            heapq.heappush(events, (now + max(job.remaining, 0.0) / job.rate, self._seq, COMPLETION, job, job.version))
 
     def _push(self, when: float, kind: int, job: Job | None, version: int) -> None:
         self._seq += 1
@@ -116,39 +133,45 @@ class Simulator:
         if hasattr(self.policy, "reset"):
             self.policy.reset(view)
         timeline: list[tuple[float, int, float]] = []
-        events, arrivals = self._events, self.arrivals
-        next_arrival, round_pending = 0, False
+        events, arrivals, queue, running, cluster = self._events, self.arrivals, view.queue, view.running, view.cluster
+        arrival_times = [job.submit_time for job in arrivals] + [math.inf]  # the last: none left
+        last_arrival = len(arrivals)
+        next_arrival, round_pending, n_events = 0, False, 0
+        heappop, refresh_rates = heapq.heappop, self._refresh_rates
         period = getattr(self.policy, "period_s", None)
-        while events or next_arrival < len(arrivals):
-            t_event = events[0][0] if events else math.inf
-            t_arrival = arrivals[next_arrival].submit_time if next_arrival < len(arrivals) else math.inf
-            view.now = now = min(t_event, t_arrival)
+        while events or next_arrival < last_arrival:
+            now = arrival_times[next_arrival]
+            if events and events[0][0] < now:
+                now = events[0][0]
+            view.now = now
             round_event = False
             while events and events[0][0] == now:
-                _, _, kind, job, version = heapq.heappop(events)
-                view.stats["events"] += 1
+                _, _, kind, job, version = heappop(events)
+                n_events += 1
                 if kind == ROUND:
                     round_event, round_pending = True, False
                 elif job.version == version and job.state == RUNNING:
                     self._finish(job)
-            while next_arrival < len(arrivals) and arrivals[next_arrival].submit_time == now:
+            while arrival_times[next_arrival] == now:
                 job = arrivals[next_arrival]
                 next_arrival += 1
                 job.state, job.queued_since = QUEUED, now
-                view.queue.push(job)
-                view.stats["events"] += 1
-            if view.queue or round_event:
+                queue.push(job)
+                n_events += 1
+            if round_event or queue:
                 self._round()
-            self._refresh_rates()
-            if not timeline or timeline[-1][1:] != (view.cluster.busy, view.effective):
-                timeline.append((now, view.cluster.busy, view.effective))
-            if view.queue and not view.running and next_arrival == len(arrivals):
-                raise SimulationError(f"t={now}: policy {self.policy.name} leaves {len(view.queue)} jobs "
+            if view.dirty:
+                refresh_rates()
+            if not timeline or timeline[-1][1] != cluster.busy or timeline[-1][2] != view.effective:
+                timeline.append((now, cluster.busy, view.effective))
+            if next_arrival == last_arrival and not running and queue:
+                raise SimulationError(f"t={now}: policy {self.policy.name} leaves {len(queue)} jobs "
                                       f"queued on an idle cluster with no arrivals left, e.g. "
-                                      f"{[j.job_id for j in list(view.queue)[:5]]}")
-            if period and not round_pending and (view.queue or view.running):
+                                      f"{[j.job_id for j in list(queue)[:5]]}")
+            if period and not round_pending and (queue or running):
                 self._push(now + period, ROUND, None, 0)
                 round_pending = True
+        view.stats["events"] += n_events
         checks.final(view, self.jobs)
         view.stats["wall_s"] = time.perf_counter() - wall
         return SimResult(self._jobs_frame(), pd.DataFrame(timeline, columns=["time", "busy_gpus", "effective_gpus"]),
@@ -164,15 +187,22 @@ class Simulator:
             checks.state(view)
 
     def _jobs_frame(self) -> pd.DataFrame:
-        rows = [(j.job_id, self.policy.name, j.submit_time, j.start_time, j.finish_time,
-                 j.finish_time - j.submit_time, j.queued_time, j.num_gpus, j.workload,
-                 j.colocated_time, (j.finish_time - j.submit_time) / j.duration, j.duration,
-                 j.device, j.run_time, j.preemptions, j.migrations)
-                for j in sorted(self.jobs.values(), key=lambda j: j.job_id)]
-        return pd.DataFrame(rows, columns=["job_id", "policy", "submit_time", "start_time", "finish_time",
-                                           "jct", "queue_delay", "num_gpus", "workload", "colocated_time",
-                                           "slowdown", "duration", "device", "run_time", "preemptions",
-                                           "migrations"])
+        """One row per job, by job id: its times, where it ran and how it was treated (built a column at a time)."""
+        jobs = sorted(self.jobs.values(), key=attrgetter("job_id"))
+
+        def column(name: str, dtype=float):
+            return np.fromiter(map(attrgetter(name), jobs), dtype, len(jobs)) if dtype else list(
+                map(attrgetter(name), jobs))
+
+        submit, finish, duration = column("submit_time"), column("finish_time"), column("duration")
+        return pd.DataFrame({
+            "job_id": column("job_id", np.int64), "policy": [self.policy.name] * len(jobs), "submit_time": submit,
+            "start_time": column("start_time"), "finish_time": finish, "jct": finish - submit,
+            "queue_delay": column("queued_time"), "num_gpus": column("num_gpus", np.int64),
+            "workload": column("workload", None), "colocated_time": column("colocated_time"),
+            "slowdown": (finish - submit) / duration, "duration": duration, "device": column("device", None),
+            "run_time": column("run_time"), "preemptions": column("preemptions", np.int64),
+            "migrations": column("migrations", np.int64)})
 
 
 def simulate(trace: pd.DataFrame, truth: GroundTruth, policy, spec: ClusterSpec,
