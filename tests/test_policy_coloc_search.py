@@ -1,4 +1,4 @@
-"""coloc's search of a group of one-job GPUs (JctPack._cheapest_lone, lone_floor, kept_order, RoundWaits) finds
+"""coloc's search of a group of one-job GPUs (JctPack._cheapest_lone, lone_floor, RoundWaits) finds
 exactly what costing every GPU finds, ties and rounding included."""
 import random
 from types import SimpleNamespace
@@ -11,7 +11,7 @@ from test_sim_exactness import perturbed
 
 import coloc.policies.coloc as coloc_module
 from coloc import policies
-from coloc.policies.coloc import Coloc, below, kept_order, lone_floor, solo_left
+from coloc.policies.coloc import Coloc, below, lone_floor, solo_left
 from coloc.policies.ends import PredictedEnds
 from coloc.policies.stages import pair_finish_times
 from coloc.sim import ClusterSpec, GroundTruth, Simulator, traces
@@ -98,10 +98,11 @@ def test_a_groups_floor_is_below_every_gpus_added_time(seed):
 
 
 def test_residents_whose_co_runner_left_in_this_round_stay_out_of_the_kept_order():
+    """GpuGroup.by_finish keeps such a GPU unordered until the Simulator has set its resident's solo rate."""
     random.seed(1)
     now = 500.0
     group, residents = lone_group([random.uniform(1.0, 900.0) for _ in range(20)], 1.0, now, {3}, {5, 8})
-    order = kept_order(group, residents, now)
+    order = group.by_finish(now)
     assert {gpu for _, gpu in order} == set(range(20)) - {3, 5, 8}
     assert group.unordered() == {3, 5, 8} and list(group) == list(range(20))
     group.check()  # the kept progress is the residents'
@@ -109,7 +110,7 @@ def test_residents_whose_co_runner_left_in_this_round_stay_out_of_the_kept_order
         job = residents[gpu][0]
         job.remaining, job.last_update = solo_left(job, now + 1.0) * job.speed, now + 1.0
         job.rate, job.colocated = job.speed, False
-    order = kept_order(group, residents, now + 1.0)
+    order = group.by_finish(now + 1.0)
     assert {gpu for _, gpu in order} == set(range(20)) - {3}
     group.check()
 

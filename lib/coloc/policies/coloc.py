@@ -230,7 +230,7 @@ class JctPack(Policy):
         """
         n_new, n_old = lone
         now, residents = view.now, view.cluster.residents
-        order = kept_order(group, residents, now)
+        order = group.by_finish(now)
 
         def added(t_old: float) -> float:
             f_new, f_old = pair_finish_times(t_new, t_old, n_new, n_old)
@@ -312,7 +312,7 @@ def lone_floor(now: float, t_new: float, rule: tuple, group, residents) -> float
     rounding allowance (once for this value, once for the GPUs' added times). JctPack._best_gpu has it inline
     for a group whose GPUs are all in the order."""
     _, _, up_old, up_new, e_new, e_old = rule
-    order = kept_order(group, residents, now)
+    order = group.by_finish(now)
     times = [solo_left(residents[gpu][0], now) for gpu in group.unordered()]
     low, most = min(times, default=math.inf), max(map(abs, times), default=0.0)
     if order:
@@ -333,21 +333,6 @@ def allowance(now: float, t_new: float, n_new: float, n_old: float, order) -> fl
     terms, t_new / n_new and t / n_old."""
     first, last = order[0][0], order[-1][0]
     return REL * (1.0 + t_new * (1.0 + 1.0 / n_new) + (abs(first - now) + abs(last - now) + 1.0) * (1.0 + 1.0 / n_old))
-
-
-def kept_order(group, residents, now: float) -> list[tuple[float, int]]:
-    """group.by_finish(now), leaving out of the order (in `unordered()`) the GPUs whose lone resident still
-    counts as co-located: its co-runner left in this round, and its rate, still the shared one, is set anew
-    after the round (by_finish would keep the stale progress, as it takes a rate above 0 for one set)."""
-    stale = [gpu for gpu in group.unordered() if residents[gpu][0].colocated]
-    if not stale:
-        return group.by_finish(now)
-    for gpu in stale:
-        group.discard(gpu)
-    order = group.by_finish(now)
-    for gpu in stale:
-        group.add(gpu)
-    return order
 
 
 class RoundWaits:

@@ -70,7 +70,7 @@ class GpuGroup:
     stays in the group and the order, computed once per GPU, holds at any later time
     (in floating point to within a few units in the last place: users allow for it).
     A GPU enters the order at the first `by_finish` after its resident's rate is set;
-    until then it is in `unordered()` (jobs placed in the current round). The residents'
+    until then it is in `unordered()` (a job placed in the current round, or one whose co-runner left). The residents'
     progress state (remaining work, rate, last update, speed) is fixed while they are in the
     order, so it is kept beside it: `solo_time(i, now)` / `solo_times(lo, hi, now)` give the
     remaining solo times of the order's residents without visiting the jobs.
@@ -128,7 +128,7 @@ class GpuGroup:
         """[(time the lone resident would finish alone, gpu)] sorted, for GPUs whose resident's rate is set."""
         if self._pending:
             remaining, rate, last_update, speed = self._state
-            for gpu in [g for g in self._pending if self._residents[g][0].rate > 0]:
+            for gpu in [g for g in self._pending if self._rate_set(self._residents[g][0])]:
                 job = self._residents[gpu][0]
                 key = now + job.remaining_at(now) / job.speed
                 self._keys[gpu] = key
@@ -178,8 +178,14 @@ class GpuGroup:
                 raise CapacityError(f"GPU {gpu}: kept progress {kept} of job {job.job_id} is stale")
 
     def unordered(self) -> set[int]:
-        """GPUs not (yet) in `by_finish`'s order: their resident was placed in this round."""
+        """GPUs not (yet) in `by_finish`'s order: their resident was placed in this round, or its co-runner left."""
         return self._pending
+
+    @staticmethod
+    def _rate_set(job) -> bool:
+        """Whether the Simulator has set the lone resident's rate: above 0, and no longer the rate it had with
+        a co-runner that left in this round (that job still counts as co-located until its rate is set anew)."""
+        return job.rate > 0 and not job.colocated
 
 
 class Cluster:
