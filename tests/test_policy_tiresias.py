@@ -1,5 +1,6 @@
 """Tiresias's incremental rounds make exactly the decisions of re-sorting every job every round."""
 import bisect
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -146,3 +147,16 @@ def test_a_round_from_running_jobs_decides_as_the_scanning_reference(devices, ga
         decided.append((placed, view.stats["preemptions"]))
     assert decided[0] == decided[1]
     assert len(decided[0][0]) > 20 and decided[0][1] > 0  # it started jobs and displaced running ones
+
+
+def test_jobs_queued_out_of_arrival_order_are_refused_by_name():
+    """The index orders jobs inside a level by when they were first queued: that must be (submit_time, job_id)."""
+    from coloc.sim.job import Job
+    policy = policies.get("tiresias")
+    view = SimpleNamespace(running={}, queue=[], cluster=SimpleNamespace(devices=("v100",)), changed_jobs=None,
+                           now=0.0, predictions=None)
+    policy.reset(view)
+    for job_id, submit in ((1, 10.0), (2, 5.0)):
+        policy.queue_key(Job(job_id, submit, 100.0, 1, "a"))
+    with pytest.raises(RuntimeError, match="job 2 queued first after job 1"):
+        policy._index.update(view)

@@ -226,6 +226,7 @@ class RunningIndex:
         self.totals = [0] * len(devices)               # per device type, GPUs of the indexed jobs
         self._place: dict[int, int] = {}     # job_id -> place in arrival order
         self._last: tuple | None = None      # (submit_time, job_id) of the latest numbered job
+        self._disorder: str | None = None    # the first job numbered out of arrival order, if any
         self._held: dict[int, tuple] = {}    # job_id -> (level, placed_at, job) of an indexed job
         self._at: dict[int, object] = {}     # place -> indexed job
         self._crossings: list = []           # heap of (when it may cross, job_id, placed_at)
@@ -241,14 +242,16 @@ class RunningIndex:
         """Give a job its place in arrival order when it is first queued."""
         if job.job_id not in self._place:
             key = (job.submit_time, job.job_id)
-            if self._last is not None and key < self._last:
-                raise RuntimeError(f"tiresias: job {job.job_id} queued first after job {self._last[1]}; expected "
-                                   f"first arrivals in (submit_time, job_id) order, as the Simulator makes them")
+            if self._last is not None and key < self._last and self._disorder is None:
+                self._disorder = f"job {job.job_id} queued first after job {self._last[1]}"
             self._last = key
             self._place[job.job_id] = len(self._place)
 
     def update(self, view) -> float:
         """Index the running jobs as they are now; returns the time until which no level changes."""
+        if self._disorder is not None:  # (checked here: a policy reused for another view may number its jobs first)
+            raise RuntimeError(f"tiresias: {self._disorder}; expected first arrivals in (submit_time, job_id) "
+                               f"order, as the Simulator makes them")
         running = view.running
         for job_id in view.changed_jobs:
             held, job = self._held.get(job_id), running.get(job_id)
