@@ -325,16 +325,11 @@ class RunningIndex:
             held = self._held.get(entry[1])
             if held is None or held[1] != entry[2]:
                 continue  # stopped, or placed again since (a newer entry covers it)
-            level, placed_at, job = held
+            level, _, job = held
             new = self._level(job, now)
             if new == level:
                 later.append(entry)
             else:
-                place, d = self._place[job.job_id], self._device[job.device]
-                self._count(place, d, level, -job.num_gpus)
-                self._count(place, d, new, job.num_gpus)
-                self._held[job.job_id] = (new, placed_at, job)
-                if new < len(self.thresholds):
-                    self._note_crossing(job, new)
+                self._move(job, level, new)
         for entry in later:
             heapq.heappush(heap, entry)

@@ -263,8 +263,7 @@ class Cluster:
 
     def signature(self, gpu: int) -> tuple[str, ...]:
         """Sorted workloads on `gpu`."""
-        here = self.residents[gpu]
-        return (here[0].workload,) if len(here) == 1 else tuple(sorted(j.workload for j in here))
+        return _signature(self.residents[gpu])
 
     def add(self, job: Job, gpus: tuple[int, ...]) -> None:
         """Put `job` on `gpus` (checked: capacity, one device type, idle GPUs for exclusive jobs)."""
@@ -336,7 +335,7 @@ class Cluster:
         if len(here) >= self.cap:  # full: in no shareable group
             self.shared_gpus.discard(gpu)
             return
-        sig = (here[0].workload,) if len(here) == 1 else tuple(sorted(j.workload for j in here))
+        sig = _signature(here)
         group = self.shareable[device].get(sig)
         if group is not None and group.discard(gpu):
             self._shareable_gpus -= 1
@@ -428,3 +427,8 @@ class Cluster:
                                 f"from a recount")
         if self.busy != self.num_gpus - sum(free.values()):
             raise CapacityError(f"busy count {self.busy} differs from a recount")
+
+
+def _signature(here: list[Job]) -> tuple[str, ...]:
+    """Sorted workloads of a GPU's residents `here`."""
+    return (here[0].workload,) if len(here) == 1 else tuple(sorted(j.workload for j in here))
