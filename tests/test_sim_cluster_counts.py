@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from coloc.sim.cluster import Cluster, ClusterSpec
+from coloc.sim.cluster import CapacityError, Cluster, ClusterSpec
 from coloc.sim.job import Job
 
 
@@ -43,3 +43,25 @@ def test_kept_counts_equal_a_recount_through_random_placements_and_removals(seed
         assert now[0] != before[0] or now[1] == before[1], "open groups changed but open_changes did not"
         before = now
     assert cluster.open_changes > 0 and cluster.max_free() < cluster.num_gpus
+
+
+def test_a_cluster_that_does_not_share_keeps_no_groups_and_refuses_a_second_job_on_a_gpu():
+    spec = ClusterSpec((("v100", 8),), gpus_per_node=4)
+    shared, alone = Cluster(spec), Cluster(spec, sharing=False)
+    jobs = [Job(i, 0.0, 1.0, 1, "ab"[i % 2]) for i in range(6)]
+    for job, gpu in zip(jobs, [0, 1, 2, 3, 4, 5]):
+        job.shareable, job.gpus = True, (gpu,)
+        for cluster in (shared, alone):
+            cluster.add(job, job.gpus)
+    shared.remove(jobs[2])
+    alone.remove(jobs[2])
+    for cluster in (shared, alone):
+        cluster.check()
+    assert (shared.busy, shared.free_count, shared.max_free()) == (alone.busy, alone.free_count, alone.max_free())
+    assert shared.any_shareable() and shared.shareable_group_count() == 2
+    assert not alone.any_shareable() and alone.shareable_group_count() == 0 and not alone.shared_gpus
+    extra = Job(9, 0.0, 1.0, 1, "a")
+    extra.shareable = True
+    shared.add(extra, (0,))
+    with pytest.raises(CapacityError, match="GPU 0 is held by jobs \\[0\\].*does not share GPUs"):
+        alone.add(extra, (0,))

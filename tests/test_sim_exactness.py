@@ -33,7 +33,7 @@ def run(name: str, make, trace_table, truth, spec, preds, restart_cost_s, monkey
     """(jobs table, timeline, [(job_id, gpus)] in placement order) of one run."""
     with monkeypatch.context() as patch:
         if cluster is not None:
-            patch.setattr(view, "Cluster", cluster)
+            patch.setattr(view, "Cluster", lambda spec, sharing=True: cluster(spec))  # (the reference always indexes)
         policy = make(name, truth=truth) if "truth" in policies.info(name)["needs"] else make(name)
         sim = Simulator(trace_table, truth, policy, spec, preds, restart_cost_s)
         placed, add = [], sim.view.cluster.add

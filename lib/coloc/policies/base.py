@@ -37,6 +37,7 @@ class Policy:
     needs: tuple[str, ...] = ()  # subset of NEEDS the policy cannot run without
     optional: tuple[str, ...] = ()  # prediction kinds used when given
     period_s: float | None = None
+    shares_gpus = True         # False: never co-locates, so the cluster keeps no sharing index (and refuses it)
 
     def queue_key(self, job: Job) -> tuple:
         return fifo_key(job)

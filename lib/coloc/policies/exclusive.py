@@ -13,6 +13,8 @@ class Fifo(Policy):
     Kubernetes default scheduler tries every pending pod); False blocks.
     """
 
+    shares_gpus = False
+
     def __init__(self, backfill: bool = True):
         self.backfill = backfill
 

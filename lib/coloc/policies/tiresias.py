@@ -34,6 +34,8 @@ from coloc.sim.job import QUEUED, RUNNING
 
 @register("tiresias")
 class Tiresias(Policy):
+    shares_gpus = False
+
     def __init__(self, thresholds: tuple[float, ...] = (3600.0, 36000.0), period_s: float = 60.0,
                  starve_factor: float | None = None):
         self.thresholds = tuple(sorted(float(t) for t in thresholds))

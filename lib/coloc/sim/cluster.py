@@ -189,10 +189,15 @@ class GpuGroup:
 
 
 class Cluster:
-    """Which jobs sit on which GPU, with indexes for fast placement."""
+    """Which jobs sit on which GPU, with indexes for fast placement.
 
-    def __init__(self, spec: ClusterSpec):
+    sharing=False is a cluster whose GPUs hold one job each (for a policy that never co-locates): no GPU is
+    shareable, the sharing indexes stay empty and cost nothing, and a second job on a GPU is refused.
+    """
+
+    def __init__(self, spec: ClusterSpec, sharing: bool = True):
         self.spec = spec
+        self.sharing = sharing
         self.cap = spec.max_jobs_per_gpu
         self.devices = [d for d, _ in spec.devices]
         self.gpu_device: list[str] = []
@@ -280,6 +285,10 @@ class Cluster:
             if here and not (job.shareable and all(j.shareable for j in here)):
                 raise CapacityError(f"job {job.job_id}: GPU {gpu} is held by jobs "
                                     f"{[j.job_id for j in here]} and one of them is exclusive")
+            if here and not self.sharing:
+                raise CapacityError(f"job {job.job_id}: GPU {gpu} is held by jobs {[j.job_id for j in here]} and "
+                                    f"this cluster does not share GPUs (its policy declared shares_gpus = False)")
+        sharing = self.sharing
         for gpu in gpus:
             here = residents[gpu]
             if here:
@@ -287,16 +296,19 @@ class Cluster:
             else:
                 self._set_free(gpu, device, free=False)
             here.append(job)
-            self._index(gpu, device, here)
+            if sharing:
+                self._index(gpu, device, here)
         self.version += 1
 
     def remove(self, job: Job) -> None:
         self.version += 1
         gpu_device, residents = self.gpu_device, self.residents
+        sharing = self.sharing
         for gpu in job.gpus:
             here, device = residents[gpu], gpu_device[gpu]
             if here:
-                self._unindex(gpu, device, here)
+                if sharing:
+                    self._unindex(gpu, device, here)
             else:
                 self._set_free(gpu, device, free=False)
             try:

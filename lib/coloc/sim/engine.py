@@ -57,7 +57,8 @@ class Simulator:
         profile = Profile.of(truth)
         self.jobs = jobs_from_trace(trace, profile, spec)
         self.arrivals = sorted(self.jobs.values(), key=lambda j: (j.submit_time, j.job_id))
-        self.view = SchedulerView(spec, profile, predictions, policy.queue_key, restart_cost_s)
+        self.view = SchedulerView(spec, profile, predictions, policy.queue_key, restart_cost_s,
+                                  sharing=getattr(policy, "shares_gpus", True))
         self._events: list = []
         self._seq = 0
         self._factor_cache: dict = {}

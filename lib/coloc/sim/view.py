@@ -64,9 +64,9 @@ class SchedulerView:
     """The queue, the cluster, running jobs, the time, predictions, known facts and the actions."""
 
     def __init__(self, spec: ClusterSpec, profile: Profile, predictions: Predictions | None,
-                 queue_key: Callable[[Job], tuple], restart_cost_s: float = 0.0):
+                 queue_key: Callable[[Job], tuple], restart_cost_s: float = 0.0, sharing: bool = True):
         self.spec = spec
-        self.cluster = Cluster(spec)
+        self.cluster = Cluster(spec, sharing)  # sharing=False: one job per GPU (a policy that never co-locates)
         self.profile = profile
         self.predictions = predictions
         self.queue = JobQueue(queue_key)
