@@ -54,6 +54,7 @@ class Tiresias(Policy):
         self._index = RunningIndex(self.thresholds, view.cluster.devices)
         self._index.start(view)
         self._devices_of: dict[str, tuple[int, ...]] = {}  # workload -> device types (indexes) that run it
+        self._capacity = [view.spec.gpus_of(device) for device in view.cluster.devices]  # GPUs per device type
         view.changed_jobs = set()
 
     def priority(self, job, now: float) -> tuple:
@@ -130,7 +131,7 @@ class Tiresias(Policy):
         fits there (`full`).
         """
         index, queue, devices = self._index, view.queue, view.cluster.devices
-        room = [view.spec.gpus_of(device) for device in devices]
+        room = list(self._capacity)
         taken = [0] * len(devices)   # running GPUs of each device type up to the place reached (kept or stopped)
         full = [gpus + 1 for gpus in room]  # per device type, the least GPU count that can no longer fit there
         start, stop = [], []
@@ -145,9 +146,13 @@ class Tiresias(Policy):
                 entry = firsts[count]
                 if stopping is not None and entry > stopping[0]:
                     break  # past the next job to stop, the room is not known yet
+                runs_on = self._runs_on(view, queue.job(entry).workload)
+                if all(count >= full[d] for d in runs_on):  # its device types filled up since it was found
+                    self._advance(view, firsts, count, entry, full)
+                    continue
                 ahead = index.before(entry)
                 left = [room[d] - (ahead[d] - taken[d]) for d in range(len(devices))]
-                for where in self._runs_on(view, queue.job(entry).workload):
+                for where in runs_on:
                     if left[where] >= count:
                         chosen = (entry, where, ahead, left)
                         break
@@ -317,17 +322,25 @@ class RunningIndex:
     def _note_crossing(self, job, level: int) -> None:
         """When `job` may cross into the next level: a little before it does (recomputed exactly then)."""
         cross = job.last_update + (self.thresholds[level] - job.attained) / job.num_gpus
-        heapq.heappush(self._crossings, (cross - 1e-9 * max(1.0, abs(cross)), job.job_id, job.placed_at))
+        heap = self._crossings
+        heapq.heappush(heap, (cross - 1e-9 * max(1.0, abs(cross)), job.job_id, job.placed_at))
+        if len(heap) > 2 * len(self._held) + 1024:  # mostly entries of jobs stopped since: drop those
+            heap[:] = [entry for entry in heap if self._current(entry)]
+            heapq.heapify(heap)
+
+    def _current(self, crossing: tuple) -> bool:
+        """Whether a crossing entry is of a job indexed since the placement it was noted in."""
+        held = self._held.get(crossing[1])
+        return held is not None and held[1] == crossing[2]
 
     def _cross(self, now: float) -> None:
         """Move the jobs that crossed a threshold by `now`; one within rounding of the edge is looked at again."""
         heap, later = self._crossings, []
         while heap and heap[0][0] <= now:
             entry = heapq.heappop(heap)
-            held = self._held.get(entry[1])
-            if held is None or held[1] != entry[2]:
+            if not self._current(entry):
                 continue  # stopped, or placed again since (a newer entry covers it)
-            level, _, job = held
+            level, _, job = self._held[entry[1]]
             new = self._level(job, now)
             if new == level:
                 later.append(entry)
