@@ -1,11 +1,11 @@
 """Simulator scale: every policy at 10^4..10^6 jobs on 10^3..10^4 GPUs, each point a whole process.
 
     nice -n 10 python benchmarks/sim_scale.py [--jobs 10000 100000 1000000] [--gpus 1000 10000]
-        [--clusters v100 mixed] [--policies fifo isacpp ...] [--limit-s 600] [--out scale.csv]
+        [--clusters v100 mixed] [--policies fifo isacpp ...] [--load 1.1] [--limit-s 600] [--out scale.csv]
         [--figure scale.png]
     python benchmarks/sim_scale.py --from a.csv b.csv [--figure scale.png]   (earlier runs' tables together)
 
-A point is one policy on one synthetic trace (Poisson arrivals at offered load 1.1, log-normal
+A point is one policy on one synthetic trace (Poisson arrivals at offered load 1.1 or --load, log-normal
 durations with a median of 30 min, GPU counts 1:8, 2:1, 4:1, every job type of the reference
 device, seed 0) on one cluster: 'v100' is N V100s, 'mixed' is N/2 V100s, N/4 P100s and N/4 K80s.
 Each point runs in a fresh Python process (`--point`), so its peak memory (ru_maxrss) is its own;
@@ -14,7 +14,9 @@ simulation (trace building excluded), jobs/s, decision time per job (wall time i
 peak memory, the placements and preemptions made (a policy that preempts pays
 for each), and the CPU time of the simulation (on a shared machine the wall time includes waiting
 for a core; the CPU time does not). Then the table, and the growth exponents: the slope of log(wall time) against
-log(jobs) at fixed GPUs, and against log(GPUs) at fixed jobs (1: linear, 0: flat).
+log(jobs) at fixed GPUs, and against log(GPUs) at fixed jobs (1: linear, 0: flat). Above load 1 the queue grows
+for the whole run, so the work per job grows with the number of jobs; a load below 1 (--load 0.9) separates that
+from the simulator's own growth.
 
 Tables come from --processed/{solo,pairs}.parquet when present, else are parsed from the raw Gavel
 file (--raw-dir, default $COLOC_DATA_MIRROR or data/raw). Predictive policies read --predictions
@@ -76,18 +78,19 @@ def point(args) -> dict:
     from coloc import policies
     from coloc.sim import ClusterSpec, GroundTruth, simulate, traces
     name, jobs, gpus, kind = args.point[0], int(args.point[1]), int(args.point[2]), args.point[3]
+    load = args.load
     solo, pairs, _ = load_tables(args.processed, args.raw_dir)
     truth = GroundTruth(solo, pairs, "v100")
     spec = ClusterSpec(cluster_devices(kind, gpus))
     workloads = [w for w in truth.workloads("v100") if all(truth.has_solo(d, w) for d, _ in spec.devices)]
-    trace = traces.poisson(jobs, workloads, seed=0, load=LOAD, total_gpus=gpus, gpu_mix=GPU_MIX)
+    trace = traces.poisson(jobs, workloads, seed=0, load=load, total_gpus=gpus, gpu_mix=GPU_MIX)
     needs = policies.info(name)["needs"]
     policy = policies.get(name, truth=truth) if "truth" in needs else policies.get(name)
     preds = predictions(truth, args)
     start, cpu = time.perf_counter(), time.process_time()
     result = simulate(trace, truth, policy, spec, preds, restart_cost_s=30.0)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
-    return {"policy": name, "jobs": jobs, "gpus": gpus, "cluster": kind, "wall_s": wall, "cpu_s": cpu,
+    return {"policy": name, "jobs": jobs, "gpus": gpus, "cluster": kind, "load": load, "wall_s": wall, "cpu_s": cpu,
             "jobs_per_s": jobs / wall,
             "decision_ms_per_job": 1000.0 * result.stats["decision_time_s"] / jobs,
             "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20,
@@ -96,7 +99,7 @@ def point(args) -> dict:
 
 
 def run_point(args, name: str, jobs: int, gpus: int, kind: str) -> dict:
-    command = [sys.executable, __file__, "--point", name, str(jobs), str(gpus), kind,
+    command = [sys.executable, __file__, "--point", name, str(jobs), str(gpus), kind, "--load", repr(args.load),
                "--processed", str(args.processed), "--raw-dir", str(args.raw_dir)]
     for flag in ("predictions", "utilization", "predictor", "util_predictor"):
         if getattr(args, flag):
@@ -106,49 +109,58 @@ def run_point(args, name: str, jobs: int, gpus: int, kind: str) -> dict:
         done = subprocess.run(command, capture_output=True, text=True, timeout=args.limit_s, check=True)
         return json.loads(done.stdout.strip().splitlines()[-1])
     except subprocess.TimeoutExpired:
-        return {"policy": name, "jobs": jobs, "gpus": gpus, "cluster": kind, "wall_s": math.nan,
+        return {"policy": name, "jobs": jobs, "gpus": gpus, "cluster": kind, "load": args.load, "wall_s": math.nan,
                 "note": f"stopped after {time.perf_counter() - start:.0f} s (--limit-s)"}
     except subprocess.CalledProcessError as err:
         raise SystemExit(f"point {name} {jobs} jobs {gpus} GPUs {kind} failed:\n{err.stderr}") from None
 
 
 def exponents(table: pd.DataFrame) -> pd.DataFrame:
-    """Slopes of log(wall time) and log(CPU time) against log(jobs) (fixed GPUs) and log(GPUs) (fixed jobs)."""
+    """Slopes of log(wall time) and log(CPU time) against log(jobs) (fixed GPUs) and log(GPUs) (fixed jobs), per
+    policy, cluster and load."""
     rows = []
-    done = table.dropna(subset=["wall_s"])
-    for (name, kind), runs in done.groupby(["policy", "cluster"], sort=False):
+    done = with_load(table).dropna(subset=["wall_s"])
+    for (name, kind, load), runs in done.groupby(["policy", "cluster", "load"], sort=False):
         for fixed, over in (("gpus", "jobs"), ("jobs", "gpus")):
             for value, part in runs.groupby(fixed):
                 part = part.sort_values(over)
                 if len(part) >= 2:
                     x = np.log(part[over])
-                    rows.append({"policy": name, "cluster": kind, "over": over, fixed: value,
+                    rows.append({"policy": name, "cluster": kind, "load": load, "over": over, fixed: value,
                                  "range": f"{part[over].min():,}-{part[over].max():,}",
                                  "exponent_wall": np.polyfit(x, np.log(part["wall_s"]), 1)[0],
                                  "exponent_cpu": np.polyfit(x, np.log(part["cpu_s"]), 1)[0]})
     return pd.DataFrame(rows)
 
 
+def with_load(table: pd.DataFrame) -> pd.DataFrame:
+    """The table with its load column (tables written before --load existed ran at load 1.1)."""
+    return table.assign(load=table["load"].fillna(LOAD)) if "load" in table else table.assign(load=LOAD)
+
+
 def figure(table: pd.DataFrame, path: Path) -> None:
     """CPU time against jobs (at the most GPUs) and against GPUs (at the jobs with most GPU counts), log-log:
-    one colour per policy, solid for the V100 cluster, dashed for the mixed one; the legend beside the panels."""
+    one colour per policy, one line style per cluster and load (solid: V100 at load 1.1); the legend beside the
+    panels."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
-    done = table.dropna(subset=["cpu_s"])
+    done = with_load(table).dropna(subset=["cpu_s"])
+    done = done.assign(setting=[f"{kind} cluster, load {load:g}" for kind, load in zip(done["cluster"], done["load"])])
     names = sorted(done["policy"].unique())
     colour = dict(zip(names, plt.get_cmap("tab10").colors * 2))
-    style = {"v100": "-", "mixed": "--"}
+    settings = sorted(done["setting"].unique(), key=lambda s: (not s.startswith("v100"), s))
+    style = dict(zip(settings, ["-", "--", ":", "-."] * 4))
     gpus = int(done["gpus"].max())
     jobs = int(done.groupby("jobs")["gpus"].nunique().sort_values(kind="stable").index[-1])
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     panels = ((axes[0], done[done["gpus"] == gpus], "jobs", f"at {gpus:,} GPUs"),
               (axes[1], done[done["jobs"] == jobs], "gpus", f"at {jobs:,} jobs"))
     for ax, part, over, title in panels:
-        for (name, kind), runs in part.groupby(["policy", "cluster"]):
+        for (name, setting), runs in part.groupby(["policy", "setting"]):
             runs = runs.sort_values(over)
-            ax.plot(runs[over], runs["cpu_s"], marker="o", color=colour[name], linestyle=style.get(kind, ":"))
+            ax.plot(runs[over], runs["cpu_s"], marker="o", color=colour[name], linestyle=style[setting])
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel(over if over == "jobs" else "GPUs")
@@ -156,7 +168,7 @@ def figure(table: pd.DataFrame, path: Path) -> None:
         ax.set_title(title)
         ax.grid(True, which="both", alpha=0.3)
     handles = [Line2D([], [], color=colour[n], marker="o", label=n) for n in names]
-    handles += [Line2D([], [], color="black", linestyle=s, label=f"{k} cluster") for k, s in style.items()]
+    handles += [Line2D([], [], color="black", linestyle=s, label=k) for k, s in style.items()]
     fig.legend(handles=handles, loc="center right", fontsize=8)
     fig.tight_layout(rect=(0, 0, 0.86, 1))
     fig.savefig(path, dpi=150)
@@ -168,6 +180,7 @@ def main() -> None:
     parser.add_argument("--gpus", type=int, nargs="+", default=[1_000, 10_000])
     parser.add_argument("--clusters", nargs="+", default=["v100", "mixed"])
     parser.add_argument("--policies", nargs="+", help="default: every registered policy")
+    parser.add_argument("--load", type=float, default=LOAD, help="offered load of the traces (default 1.1)")
     parser.add_argument("--limit-s", type=float, default=600.0, help="stop a point after this many seconds")
     parser.add_argument("--processed", type=Path, default=Path("data/processed"))
     parser.add_argument("--raw-dir", type=Path, default=Path(os.environ.get("COLOC_DATA_MIRROR") or "data/raw"))
@@ -192,7 +205,7 @@ def main() -> None:
     names = args.policies or policies.names()
     _, _, source = load_tables(args.processed, args.raw_dir)
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
-          f"tables {source}; predictions {args.predictions or 'measured pairs (stand-in)'}")
+          f"tables {source}; predictions {args.predictions or 'measured pairs (stand-in)'}; load {args.load:g}")
     rows = []
     for kind in args.clusters:
         for gpus in args.gpus:

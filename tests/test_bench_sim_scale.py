@@ -21,6 +21,7 @@ def test_exponents_are_the_slopes_of_time_against_jobs_and_gpus(sim_scale):
              "cpu_s": 1e-6 * jobs * gpus ** 0.5} for jobs in (10_000, 100_000, 1_000_000) for gpus in (1_000, 10_000)]
     rows.append({"policy": "p", "cluster": "v100", "jobs": 1_000_000, "gpus": 100, "wall_s": float("nan")})  # stopped
     growth = sim_scale.exponents(pd.DataFrame(rows)).set_index(["over", "gpus", "jobs"], drop=False)
+    assert growth["load"].eq(1.1).all()  # a table without a load column ran at the default load
     over_jobs = growth[growth["over"] == "jobs"]
     assert len(over_jobs) == 2 and over_jobs["exponent_wall"].round(6).eq(1.5).all()
     assert over_jobs["exponent_cpu"].round(6).eq(1.0).all()
@@ -32,9 +33,18 @@ def test_exponents_are_the_slopes_of_time_against_jobs_and_gpus(sim_scale):
 @pytest.mark.parametrize("name, kind", [("fifo", "v100"), ("tiresias", "mixed")])
 def test_a_point_runs_the_simulation_in_its_own_process(sim_scale, mirror, name, kind):
     args = sim_scale.argparse.Namespace(processed=Path("no-processed-tables"), raw_dir=mirror, limit_s=120,
-                                        predictions=None, utilization=None, predictor="egat", util_predictor="horus")
+                                        predictions=None, utilization=None, predictor="egat", util_predictor="horus",
+                                        load=0.9)
     row = sim_scale.run_point(args, name, 300, 40, kind)
-    assert (row["policy"], row["jobs"], row["gpus"], row["cluster"]) == (name, 300, 40, kind)
+    assert (row["policy"], row["jobs"], row["gpus"], row["cluster"], row["load"]) == (name, 300, 40, kind, 0.9)
     assert row["placements"] >= 300 and row["placements"] - row["preemptions"] == 300  # each job placed once more than stopped
     assert row["jobs_per_s"] == pytest.approx(300 / row["wall_s"])
     assert 0 < row["cpu_s"] and 0 < row["peak_gb"] < 4
+
+
+def test_exponents_are_apart_per_load(sim_scale):
+    rows = [{"policy": "p", "cluster": "v100", "load": load, "jobs": jobs, "gpus": 1_000,
+             "wall_s": 1e-6 * jobs ** power, "cpu_s": 1e-6 * jobs ** power}
+            for load, power in ((0.9, 1.0), (1.1, 1.4)) for jobs in (10_000, 100_000, 1_000_000)]
+    growth = sim_scale.exponents(pd.DataFrame(rows)).set_index("load")
+    assert growth.loc[0.9, "exponent_cpu"] == pytest.approx(1.0) and growth.loc[1.1, "exponent_cpu"] == pytest.approx(1.4)
