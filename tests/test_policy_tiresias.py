@@ -154,7 +154,7 @@ def test_jobs_queued_out_of_arrival_order_are_refused_by_name():
     from coloc.sim.job import Job
     policy = policies.get("tiresias")
     view = SimpleNamespace(running={}, queue=[], cluster=SimpleNamespace(devices=("v100",)), changed_jobs=None,
-                           now=0.0, predictions=None)
+                           now=0.0, predictions=None, spec=ClusterSpec((("v100", 4),)))
     policy.reset(view)
     for job_id, submit in ((1, 10.0), (2, 5.0)):
         policy.queue_key(Job(job_id, submit, 100.0, 1, "a"))

@@ -2,16 +2,17 @@
 
 Buckets let a policy find the best job that fits in `n` idle GPUs without
 scanning jobs too large to fit: the best fitting job is the smallest head
-among buckets of size <= n.
+among buckets of size <= n. Each bucket is a SortedEntries (coloc.sim.sorted_entries), so that a queue of
+tens of thousands of jobs does not move them all at each push or removal.
 """
 from __future__ import annotations
 
-import bisect
 import heapq
 from itertools import islice
 from collections.abc import Callable, Iterator
 
 from coloc.sim.job import Job
+from coloc.sim.sorted_entries import SortedEntries
 
 
 def fifo_key(job: Job) -> tuple:
@@ -27,10 +28,10 @@ class JobQueue:
     def __init__(self, key: Callable[[Job], tuple] = fifo_key):
         self.key = key
         self.version = 0
-        self._buckets: dict[int, list[tuple]] = {}
+        self._buckets: dict[int, SortedEntries] = {}
         self._entry: dict[int, tuple] = {}
         self._jobs: dict[int, Job] = {}
-        self._singles: dict[str, list[tuple]] = {}   # single-GPU jobs by workload
+        self._singles: dict[str, SortedEntries] = {}   # single-GPU jobs by workload
 
     def __len__(self) -> int:
         return len(self._jobs)
@@ -46,9 +47,15 @@ class JobQueue:
         if job.job_id in self._jobs:
             raise RuntimeError(f"job {job.job_id} is already queued")
         entry = (*self.key(job), job.job_id)
-        bisect.insort(self._buckets.setdefault(job.num_gpus, []), entry)
+        bucket = self._buckets.get(job.num_gpus)
+        if bucket is None:
+            bucket = self._buckets[job.num_gpus] = SortedEntries()
+        bucket.insert(entry)
         if job.num_gpus == 1:
-            bisect.insort(self._singles.setdefault(job.workload, []), entry)
+            single = self._singles.get(job.workload)
+            if single is None:
+                single = self._singles[job.workload] = SortedEntries()
+            single.insert(entry)
         self._entry[job.job_id] = entry
         self._jobs[job.job_id] = job
         self.version += 1
@@ -57,11 +64,9 @@ class JobQueue:
         self.version += 1
         entry = self._entry.pop(job.job_id)
         del self._jobs[job.job_id]
-        bucket = self._buckets[job.num_gpus]
-        del bucket[bisect.bisect_left(bucket, entry)]
+        self._buckets[job.num_gpus].remove(entry)
         if job.num_gpus == 1:
-            single = self._singles[job.workload]
-            del single[bisect.bisect_left(single, entry)]
+            self._singles[job.workload].remove(entry)
 
     def rekey(self, job: Job) -> None:
         """Place a waiting job anew by its key, for a policy whose order of a job changes while it waits."""
@@ -78,18 +83,17 @@ class JobQueue:
 
     def first_after(self, num_gpus: int, entry: tuple | None) -> tuple | None:
         """The first entry after `entry` (None: from the start) among the jobs needing `num_gpus` GPUs."""
-        bucket = self._buckets.get(num_gpus, ())
-        i = 0 if entry is None else bisect.bisect_right(bucket, entry)
-        return bucket[i] if i < len(bucket) else None
+        bucket = self._buckets.get(num_gpus)
+        return bucket.first_after(entry) if bucket else None
 
     def next_after(self, entry: tuple | None, max_gpus: int) -> Job | None:
         """First job in key order after `entry` (None: from the start) needing at most `max_gpus` GPUs."""
         best_entry = None
         for size, bucket in self._buckets.items():
             if bucket and size <= max_gpus:
-                i = 0 if entry is None else bisect.bisect_right(bucket, entry)
-                if i < len(bucket) and (best_entry is None or bucket[i] < best_entry):
-                    best_entry = bucket[i]
+                after = bucket.first_after(entry)
+                if after is not None and (best_entry is None or after < best_entry):
+                    best_entry = after
         return None if best_entry is None else self._jobs[best_entry[-1]]
 
     def best(self, max_gpus: int | None = None) -> Job | None:
@@ -97,16 +101,19 @@ class JobQueue:
         best_entry = None
         for size, bucket in self._buckets.items():
             if bucket and (max_gpus is None or size <= max_gpus):
-                if best_entry is None or bucket[0] < best_entry:
-                    best_entry = bucket[0]
+                head = bucket.first()
+                if best_entry is None or head < best_entry:
+                    best_entry = head
         return None if best_entry is None else self._jobs[best_entry[-1]]
 
     def best_single(self, skip: set[str] | frozenset = frozenset()) -> Job | None:
         """First single-GPU job in key order whose workload is not in `skip`."""
         best_entry = None
         for workload, entries in self._singles.items():
-            if entries and workload not in skip and (best_entry is None or entries[0] < best_entry):
-                best_entry = entries[0]
+            if entries and workload not in skip:
+                head = entries.first()
+                if best_entry is None or head < best_entry:
+                    best_entry = head
         return None if best_entry is None else self._jobs[best_entry[-1]]
 
     def first_singles(self, k: int) -> list[Job]:
