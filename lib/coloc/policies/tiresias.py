@@ -14,7 +14,14 @@ its turn. It is kept cheap without changing its outcome: a waiting job's
 attained service does not change, so the queue holds waiting jobs in priority
 order (its key; a starving job is re-keyed when it is promoted); a round in
 which nothing changed since one that started nothing is skipped, and one in
-which idle GPUs hold every waiting job starts them all. The running jobs are
+which idle GPUs hold every waiting job starts them all. On one device type a
+round's outcome is a fixed point: walked again, every job finds the same room
+at its turn, so jobs kept or started fit again and jobs stopped or passed over
+do not. So a round is skipped as well when nothing changed since one that acted
+(no arrival, completion or threshold crossing). Not so on several device types,
+where a stopped job may find room on another type when walked again as a
+waiting job, nor with the starvation guard, where a promoted job that starts
+falls back to the queue of its attained service. The running jobs are
 indexed by priority with their GPUs summed per device type (`RunningIndex`,
 kept from the view's change log and the threshold crossings), and the walk
 jumps from event to event (`_walk`): the GPUs left only shrink along it, so
@@ -48,7 +55,8 @@ class Tiresias(Policy):
         self._starving: list = []   # heap of (time it starves, seq, job, queued_since) of waiting jobs
         self._promoted: set[tuple[int, float]] = set()  # (job_id, queued_since) promoted in that wait
         self._seq = 0
-        self._idle: tuple | None = None     # (queue version, cluster version, valid until) of a round that started nothing
+        # (queue version, cluster version, valid until) of a state in which a walk would start and stop nothing
+        self._settled: tuple | None = None
         running = list(view.running)  # (a view may start with jobs running: scheduling-delay measurements)
         self._placed = {job_id: i - len(running) for i, job_id in enumerate(running)}  # view.running's order
         self._index = RunningIndex(self.thresholds, view.cluster.devices)
@@ -87,20 +95,22 @@ class Tiresias(Policy):
             self._promote(view)
         if not queue:
             return
-        if self._idle is not None and self._idle[:2] == (queue.version, cluster.version) and now < self._idle[2]:
+        if self._settled is not None and self._settled[:2] == (queue.version, cluster.version) and now < self._settled[2]:
             return
         start = self._all_fit(view)
         if start is None:
             until = self._index.update(view)
             start, stop = self._walk(view)
             if not start:
-                self._idle = (queue.version, cluster.version, until)
+                self._settled = (queue.version, cluster.version, until)
                 return
             for job in sorted(stop, key=lambda job: self._placed[job.job_id]):  # in view.running's order
                 view.preempt(job)
         for job, device in start:
             view.place(job, cluster.pick_free(device, job.num_gpus))
             self._placed[job.job_id] = view.stats["placements"]
+        if len(cluster.devices) == 1 and self.starve_factor is None:  # the outcome is a fixed point (module doc)
+            self._settled = (queue.version, cluster.version, self._index.update(view))
 
     def _all_fit(self, view):
         """The walk's outcome when one device type has idle GPUs for every waiting job; None otherwise.
