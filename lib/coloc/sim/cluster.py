@@ -353,6 +353,8 @@ class Cluster:
         if len(here) >= self.cap:  # full: in no shareable group
             self.shared_gpus.discard(gpu)
             return
+        if len(here) == 1 and not here[0].shareable:  # an exclusive job alone: never indexed (_index)
+            return
         sig = _signature(here)
         group = self.shareable[device].get(sig)
         if group is not None and group.discard(gpu):
