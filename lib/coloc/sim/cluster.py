@@ -395,6 +395,10 @@ class Cluster:
         """(signature, GPUs) pairs of GPUs that can take one more job, the non-empty groups (in no fixed order)."""
         return list(self._open[device].items())
 
+    def open_groups(self, device: str) -> dict[tuple[str, ...], GpuGroup]:
+        """{signature: GPUs} of the non-empty shareable groups of `device` (read only; a group absent is empty)."""
+        return self._open[device]
+
     def any_shareable(self) -> bool:
         return self._shareable_gpus > 0
 
