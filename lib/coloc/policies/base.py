@@ -133,7 +133,10 @@ def fill_idle(view) -> None:
     """Start queued jobs in queue order on idle GPUs while any job fits (backfilling)."""
     queue, cluster = view.queue, view.cluster
     while queue:
-        job = queue.best(cluster.max_free())
+        free = cluster.max_free()
+        if not free:
+            return  # no idle GPU (most rounds at load): no job fits
+        job = queue.best(free)
         if job is None:
             return
         if not place_exclusive(view, job):

@@ -67,15 +67,15 @@ class Isacpp(Policy):
 
     def _best_shared(self, view, job) -> int | None:
         best = None
-        shareable = view.cluster.shareable
+        open_groups = {device: view.cluster.open_groups(device) for device in view.cluster.devices}
         t_new = {}  # the new job's solo remaining time, per device
         flat: list = []  # long flat pieces set aside (coloc.policies.lone), scored together at the end
         for device, sig, cutoff, pair in self._candidates(view, job.workload):
             if best is not None and cutoff > best[0]:
                 break  # this group and the rest score above the best (cutoff: least score a group can reach)
-            gpus = shareable[device].get(sig)
-            if not gpus:
-                continue
+            gpus = open_groups[device].get(sig)
+            if gpus is None:
+                continue  # empty
             if device not in t_new:
                 t_new[device] = job.remaining / view.speed(device, job.workload)
             if pair is not None:
@@ -174,8 +174,7 @@ class Isacpp(Policy):
 
         if view.spec.share_multi_gpu:  # a lone gang job's speed follows its other GPUs: no fixed order
             return min([(score(remaining(gpu)), gpu) for gpu in gpus] + ([best] if best else []))
-        return best_lone_gpu(gpus, now, remaining, score, split, below, above, best=best, floors=floors,
-                             score_array=scores, flat=flat, flat_key=key)
+        return best_lone_gpu(gpus, now, remaining, score, split, below, above, None, best, floors, scores, flat, key)
 
     def _lone_pair(self, device: str, new: str, old: str) -> tuple:
         """A pair's terms (_terms), the directions of its score's two pieces, their floors (lone.piece_floors) and

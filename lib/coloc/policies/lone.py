@@ -21,6 +21,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from coloc.sim.cluster import solo_times_of
+
 REL = 1e-10  # rounding allowance, relative: the order's times (in t) and the scores
 VECTOR_MIN = 16  # a flat piece of at least this many GPUs is scored as one array
 
@@ -117,18 +119,35 @@ def _least_of_flat_piece(group, lo: int, hi: int, now: float, score, best, more:
 
     On a flat piece the scores differ only by rounding, so every GPU is scored; `score` applied to an
     array does the scalar's floating-point operations element-wise, so the values are the scalar's.
+    A group's two pieces (adjacent in its order) are taken as one slice, and the pieces' kept progress
+    is put together before the solo times are computed: one array operation each, whatever the pieces.
     """
-    if more:
-        pieces = [(group, lo, hi), *more]
-        times = np.concatenate([g.solo_times(a, b, now) for g, a, b in pieces])
-        gpus = np.concatenate([g.gpus_at(a, b) for g, a, b in pieces])
-    else:
+    pieces = _joined([(group, lo, hi), *more]) if more else [(group, lo, hi)]
+    if len(pieces) == 1:
+        group, lo, hi = pieces[0]
         times, gpus = group.solo_times(lo, hi, now), group.gpus_at(lo, hi)
+    else:
+        parts = [(g.arrays(), a, b) for g, a, b in pieces]
+        remaining, rate, last_update, speed, gpus = (
+            np.concatenate([arrays[k][a:b] for arrays, a, b in parts]) for k in range(5))
+        times = solo_times_of(remaining, rate, last_update, speed, now)
     scores = score(times)
     least = scores.min()
     gpu = int(gpus[scores == least].min())
     option = (float(least), gpu)
     return option if best is None or option < best else best
+
+
+def _joined(pieces: list) -> list:
+    """(group, lo, hi) pieces with a group's adjacent pieces (its two pieces, one after the other) made one."""
+    joined = [pieces[0]]
+    for group, lo, hi in pieces[1:]:
+        last_group, last_lo, last_hi = joined[-1]
+        if group is last_group and lo == last_hi:
+            joined[-1] = (group, last_lo, hi)
+        else:
+            joined.append((group, lo, hi))
+    return joined
 
 
 def direction(slope: float) -> int:

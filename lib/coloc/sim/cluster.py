@@ -12,6 +12,7 @@ residents' progress beside it), the non-empty groups kept apart and counted
 from __future__ import annotations
 
 import bisect
+from array import array
 from dataclasses import dataclass
 
 import numpy as np
@@ -76,7 +77,7 @@ class GpuGroup:
     remaining solo times of the order's residents without visiting the jobs.
     """
 
-    __slots__ = ("_gpus", "_residents", "_pending", "_keys", "_order", "_state", "_arrays")
+    __slots__ = ("_gpus", "_residents", "_pending", "_keys", "_order", "_state", "_order_gpus", "_arrays")
 
     def __init__(self, residents: list[list[Job]]):
         self._gpus: list[int] = []
@@ -84,8 +85,11 @@ class GpuGroup:
         self._pending: set[int] = set()
         self._keys: dict[int, float] = {}
         self._order: list[tuple[float, int]] = []
-        self._state: tuple[list[float], ...] = ([], [], [], [])  # remaining, rate, last_update, speed; as _order
-        self._arrays: tuple[np.ndarray, ...] | None = None  # _state and the order's GPUs as arrays, until it changes
+        # remaining, rate, last_update, speed, in _order's order, and its GPUs: typed arrays, which numpy reads in
+        # place (arrays() costs no copy); one viewed cannot be resized, so the views are dropped before a change
+        self._state: tuple[array, ...] = (array("d"), array("d"), array("d"), array("d"))
+        self._order_gpus = array("q")
+        self._arrays: tuple[np.ndarray, ...] | None = None  # numpy views of _state and _order_gpus
 
     def __len__(self) -> int:
         return len(self._gpus)
@@ -119,9 +123,9 @@ class GpuGroup:
         key = self._keys.pop(gpu)
         at = bisect.bisect_left(self._order, (key, gpu))
         del self._order[at]
-        self._arrays = None
+        self._arrays = None  # (before the arrays change size)
         remaining, rate, last_update, speed = self._state
-        del remaining[at], rate[at], last_update[at], speed[at]
+        del remaining[at], rate[at], last_update[at], speed[at], self._order_gpus[at]
         return True
 
     def by_finish(self, now: float) -> list[tuple[float, int]]:
@@ -139,6 +143,7 @@ class GpuGroup:
                 rate.insert(at, job.rate)
                 last_update.insert(at, job.last_update)
                 speed.insert(at, job.speed)
+                self._order_gpus.insert(at, gpu)
                 self._pending.discard(gpu)
         return self._order
 
@@ -147,24 +152,25 @@ class GpuGroup:
         remaining, rate, last_update, speed = self._state
         return (remaining[i] - rate[i] * (now - last_update[i])) / speed[i]
 
-    def progress(self) -> tuple[list[float], ...]:
-        """The order's residents' (remaining, rate, last_update, speed), each a list in the order's places (read only):
+    def progress(self) -> tuple[array, ...]:
+        """The order's residents' (remaining, rate, last_update, speed), each a sequence in the order's places (read only):
         solo_time(i, now) is (remaining[i] - rate[i] * (now - last_update[i])) / speed[i]."""
         return self._state
 
     def solo_times(self, lo: int, hi: int, now: float) -> np.ndarray:
         """solo_time of places lo..hi-1, as an array (the same floating-point operations, element-wise)."""
-        remaining, rate, last_update, speed = (column[lo:hi] for column in self._as_arrays()[:4])
-        return (remaining - rate * (now - last_update)) / speed
+        return solo_times_of(*(column[lo:hi] for column in self.arrays()[:4]), now)
 
     def gpus_at(self, lo: int, hi: int) -> np.ndarray:
         """The GPUs at places lo..hi-1 of the order, as an array."""
-        return self._as_arrays()[4][lo:hi]
+        return self.arrays()[4][lo:hi]
 
-    def _as_arrays(self) -> tuple[np.ndarray, ...]:
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """The order's (remaining, rate, last_update, speed, gpu) as numpy arrays over the kept columns (no copy;
+        read only, valid until the group changes: do not keep them)."""
         if self._arrays is None:
-            self._arrays = (*(np.array(column, dtype=float) for column in self._state),
-                            np.array([gpu for _, gpu in self._order], dtype=np.int64))
+            self._arrays = (*(np.frombuffer(column, dtype=float) for column in self._state),
+                            np.frombuffer(self._order_gpus, dtype=np.int64))
         return self._arrays
 
     def check(self) -> None:
@@ -347,6 +353,8 @@ class Cluster:
         if len(here) >= self.cap:  # full: in no shareable group
             self.shared_gpus.discard(gpu)
             return
+        if len(here) == 1 and not here[0].shareable:  # an exclusive job alone: never indexed (_index)
+            return
         sig = _signature(here)
         group = self.shareable[device].get(sig)
         if group is not None and group.discard(gpu):
@@ -386,6 +394,10 @@ class Cluster:
     def shareable_groups(self, device: str):
         """(signature, GPUs) pairs of GPUs that can take one more job, the non-empty groups (in no fixed order)."""
         return list(self._open[device].items())
+
+    def open_groups(self, device: str) -> dict[tuple[str, ...], GpuGroup]:
+        """{signature: GPUs} of the non-empty shareable groups of `device` (read only; a group absent is empty)."""
+        return self._open[device]
 
     def any_shareable(self) -> bool:
         return self._shareable_gpus > 0
@@ -439,6 +451,12 @@ class Cluster:
                                 f"from a recount")
         if self.busy != self.num_gpus - sum(free.values()):
             raise CapacityError(f"busy count {self.busy} differs from a recount")
+
+
+def solo_times_of(remaining, rate, last_update, speed, now: float):
+    """Residents' remaining solo times at `now` from their kept progress (GpuGroup.solo_time's operations;
+    element-wise on arrays)."""
+    return (remaining - rate * (now - last_update)) / speed
 
 
 def _signature(here: list[Job]) -> tuple[str, ...]:

@@ -56,7 +56,7 @@ class Simulator:
         self.check_every = check_every
         profile = Profile.of(truth)
         self.jobs = jobs_from_trace(trace, profile, spec)
-        self.arrivals = sorted(self.jobs.values(), key=lambda j: (j.submit_time, j.job_id))
+        self.arrivals = sorted(self.jobs.values(), key=attrgetter("submit_time", "job_id"))
         self.view = SchedulerView(spec, profile, predictions, policy.queue_key, restart_cost_s,
                                   sharing=getattr(policy, "shares_gpus", True))
         self._events: list = []

@@ -108,6 +108,8 @@ class JobQueue:
 
     def best_single(self, skip: set[str] | frozenset = frozenset()) -> Job | None:
         """First single-GPU job in key order whose workload is not in `skip`."""
+        if not self._buckets.get(1):
+            return None  # no single-GPU job queued (often, at load): no workload to look at
         best_entry = None
         for workload, entries in self._singles.items():
             if entries and workload not in skip:
