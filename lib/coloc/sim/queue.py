@@ -31,7 +31,7 @@ class JobQueue:
         self._buckets: dict[int, SortedEntries] = {}
         self._entry: dict[int, tuple] = {}
         self._jobs: dict[int, Job] = {}
-        self._singles: dict[str, SortedEntries] = {}   # single-GPU jobs by workload
+        self._singles: dict[str, SortedEntries] = {}   # single-GPU jobs by workload (workloads with one waiting)
 
     def __len__(self) -> int:
         return len(self._jobs)
@@ -66,7 +66,10 @@ class JobQueue:
         del self._jobs[job.job_id]
         self._buckets[job.num_gpus].remove(entry)
         if job.num_gpus == 1:
-            self._singles[job.workload].remove(entry)
+            single = self._singles[job.workload]
+            single.remove(entry)
+            if not single:
+                del self._singles[job.workload]  # (a round looks at every workload listed: only those waiting)
 
     def rekey(self, job: Job) -> None:
         """Place a waiting job anew by its key, for a policy whose order of a job changes while it waits."""
@@ -112,7 +115,7 @@ class JobQueue:
             return None  # no single-GPU job queued (often, at load): no workload to look at
         best_entry = None
         for workload, entries in self._singles.items():
-            if entries and workload not in skip:
+            if workload not in skip:
                 head = entries.first()
                 if best_entry is None or head < best_entry:
                     best_entry = head
@@ -120,7 +123,9 @@ class JobQueue:
 
     def first_singles(self, k: int) -> list[Job]:
         """The first `k` single-GPU jobs in key order."""
-        lists = [entries for entries in self._singles.values() if entries]
+        if not self._singles:
+            return []  # no single-GPU job queued (most rounds at load 1.1)
+        lists = self._singles.values()
         return [self._jobs[entry[-1]] for entry in islice(heapq.merge(*lists), k)]
 
     def ordered(self, max_gpus: int | None = None) -> Iterator[Job]:
