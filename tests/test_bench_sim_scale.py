@@ -47,4 +47,5 @@ def test_exponents_are_apart_per_load(sim_scale):
              "wall_s": 1e-6 * jobs ** power, "cpu_s": 1e-6 * jobs ** power}
             for load, power in ((0.9, 1.0), (1.1, 1.4)) for jobs in (10_000, 100_000, 1_000_000)]
     growth = sim_scale.exponents(pd.DataFrame(rows)).set_index("load")
-    assert growth.loc[0.9, "exponent_cpu"] == pytest.approx(1.0) and growth.loc[1.1, "exponent_cpu"] == pytest.approx(1.4)
+    assert growth.loc[0.9, "exponent_cpu"] == pytest.approx(1.0)
+    assert growth.loc[1.1, "exponent_cpu"] == pytest.approx(1.4)

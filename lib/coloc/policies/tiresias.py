@@ -95,7 +95,8 @@ class Tiresias(Policy):
             self._promote(view)
         if not queue:
             return
-        if self._settled is not None and self._settled[:2] == (queue.version, cluster.version) and now < self._settled[2]:
+        settled = self._settled
+        if settled is not None and settled[:2] == (queue.version, cluster.version) and now < settled[2]:
             return
         start = self._all_fit(view)
         if start is None:
