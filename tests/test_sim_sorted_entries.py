@@ -27,6 +27,8 @@ def test_it_matches_a_sorted_list_through_random_inserts_and_removals(seed, monk
         probe = (rng.randrange(3), rng.random(), -1) if rng.random() < 0.5 else rng.choice(plain or [None])
         after = bisect.bisect_right(plain, probe) if probe is not None else 0
         assert kept.first_after(probe) == (plain[after] if after < len(plain) else None)
+        k = rng.randrange(12)
+        assert kept.head(k) == plain[:k]
     assert list(kept) == plain
     assert max(map(len, kept._chunks)) <= 8 and all(kept._chunks)
 

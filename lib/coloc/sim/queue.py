@@ -8,7 +8,6 @@ tens of thousands of jobs does not move them all at each push or removal.
 from __future__ import annotations
 
 import heapq
-from itertools import islice
 from collections.abc import Callable, Iterator
 
 from coloc.sim.job import Job
@@ -28,7 +27,7 @@ class JobQueue:
     def __init__(self, key: Callable[[Job], tuple] = fifo_key):
         self.key = key
         self.version = 0
-        self._buckets: dict[int, SortedEntries] = {}
+        self._buckets: dict[int, SortedEntries] = {}  # by GPU count, the counts with a job waiting
         self._entry: dict[int, tuple] = {}
         self._jobs: dict[int, Job] = {}
         self._singles: dict[str, SortedEntries] = {}   # single-GPU jobs by workload (workloads with one waiting)
@@ -64,12 +63,15 @@ class JobQueue:
         self.version += 1
         entry = self._entry.pop(job.job_id)
         del self._jobs[job.job_id]
-        self._buckets[job.num_gpus].remove(entry)
+        bucket = self._buckets[job.num_gpus]
+        bucket.remove(entry)
+        if not bucket:
+            del self._buckets[job.num_gpus]  # (rounds look at every bucket listed: only those with jobs)
         if job.num_gpus == 1:
             single = self._singles[job.workload]
             single.remove(entry)
             if not single:
-                del self._singles[job.workload]  # (a round looks at every workload listed: only those waiting)
+                del self._singles[job.workload]
 
     def rekey(self, job: Job) -> None:
         """Place a waiting job anew by its key, for a policy whose order of a job changes while it waits."""
@@ -87,13 +89,13 @@ class JobQueue:
     def first_after(self, num_gpus: int, entry: tuple | None) -> tuple | None:
         """The first entry after `entry` (None: from the start) among the jobs needing `num_gpus` GPUs."""
         bucket = self._buckets.get(num_gpus)
-        return bucket.first_after(entry) if bucket else None
+        return None if bucket is None else bucket.first_after(entry)
 
     def next_after(self, entry: tuple | None, max_gpus: int) -> Job | None:
         """First job in key order after `entry` (None: from the start) needing at most `max_gpus` GPUs."""
         best_entry = None
         for size, bucket in self._buckets.items():
-            if bucket and size <= max_gpus:
+            if size <= max_gpus:
                 after = bucket.first_after(entry)
                 if after is not None and (best_entry is None or after < best_entry):
                     best_entry = after
@@ -103,7 +105,7 @@ class JobQueue:
         """First job in key order needing at most `max_gpus` GPUs (any if None)."""
         best_entry = None
         for size, bucket in self._buckets.items():
-            if bucket and (max_gpus is None or size <= max_gpus):
+            if max_gpus is None or size <= max_gpus:
                 head = bucket.first()
                 if best_entry is None or head < best_entry:
                     best_entry = head
@@ -111,7 +113,7 @@ class JobQueue:
 
     def best_single(self, skip: set[str] | frozenset = frozenset()) -> Job | None:
         """First single-GPU job in key order whose workload is not in `skip`."""
-        if not self._buckets.get(1):
+        if 1 not in self._buckets:
             return None  # no single-GPU job queued (often, at load): no workload to look at
         best_entry = None
         for workload, entries in self._singles.items():
@@ -123,15 +125,12 @@ class JobQueue:
 
     def first_singles(self, k: int) -> list[Job]:
         """The first `k` single-GPU jobs in key order."""
-        if not self._singles:
-            return []  # no single-GPU job queued (most rounds at load 1.1)
-        lists = self._singles.values()
-        return [self._jobs[entry[-1]] for entry in islice(heapq.merge(*lists), k)]
+        singles = self._buckets.get(1)
+        return [] if singles is None else [self._jobs[entry[-1]] for entry in singles.head(k)]
 
     def ordered(self, max_gpus: int | None = None) -> Iterator[Job]:
         """Jobs in key order (a snapshot: safe to place jobs while iterating)."""
-        lists = [list(b) for size, b in self._buckets.items()
-                 if b and (max_gpus is None or size <= max_gpus)]
+        lists = [list(b) for size, b in self._buckets.items() if max_gpus is None or size <= max_gpus]
         for entry in heapq.merge(*lists):
             job = self._jobs.get(entry[-1])
             if job is not None:
@@ -139,9 +138,9 @@ class JobQueue:
 
     def first(self, k: int) -> list[Job]:
         """The first `k` jobs in key order."""
-        lists = [b for b in self._buckets.values() if b]
-        return [self._jobs[entry[-1]] for entry in islice(heapq.merge(*lists), k)]
+        heads = [entry for bucket in self._buckets.values() for entry in bucket.head(k)]
+        return [self._jobs[entry[-1]] for entry in sorted(heads)[:k]]  # (a few buckets: one sort beats a merge)
 
     def sizes(self) -> list[int]:
         """GPU counts that have queued jobs."""
-        return [size for size, bucket in self._buckets.items() if bucket]
+        return list(self._buckets)

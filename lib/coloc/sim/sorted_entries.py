@@ -67,6 +67,16 @@ class SortedEntries:
         """The least item; None when empty."""
         return self._chunks[0][0] if self._chunks else None
 
+    def head(self, k: int) -> list:
+        """The `k` least items (all if fewer), in order."""
+        items: list = []
+        for chunk in self._chunks:
+            if len(items) + len(chunk) >= k:
+                items += chunk[:k - len(items)]
+                break
+            items += chunk
+        return items
+
     def first_after(self, item):
         """The least item greater than `item` (None: the least of all); None if there is none."""
         if item is None:
