@@ -197,14 +197,14 @@ class GpuGroup:
 class Cluster:
     """Which jobs sit on which GPU, with indexes for fast placement.
 
-    sharing=False is a cluster whose GPUs hold one job each (for a policy that never co-locates): no GPU is
-    shareable, the sharing indexes stay empty and cost nothing, and a second job on a GPU is refused.
+    sharing=False is a cluster whose GPUs hold one job each (for a policy that never co-locates): its cap is
+    one job per GPU, so no GPU is shareable, the sharing indexes stay empty, and a second job on a GPU is refused.
     """
 
     def __init__(self, spec: ClusterSpec, sharing: bool = True):
         self.spec = spec
         self.sharing = sharing
-        self.cap = spec.max_jobs_per_gpu
+        self.cap = spec.max_jobs_per_gpu if sharing else 1
         self.devices = [d for d, _ in spec.devices]
         self.gpu_device: list[str] = []
         self.gpu_node: list[int] = []
@@ -286,15 +286,15 @@ class Cluster:
             here = residents[gpu]
             if gpu_device[gpu] != device:
                 raise CapacityError(f"job {job.job_id}: GPUs {gpus} span several device types")
+            if here and not self.sharing:
+                raise CapacityError(f"job {job.job_id}: GPU {gpu} is held by jobs {[j.job_id for j in here]} and "
+                                    f"this cluster does not share GPUs (its policy declared shares_gpus = False)")
             if len(here) >= self.cap:
                 raise CapacityError(f"job {job.job_id}: GPU {gpu} already holds {len(here)} jobs (cap {self.cap})")
             if here and not (job.shareable and all(j.shareable for j in here)):
                 raise CapacityError(f"job {job.job_id}: GPU {gpu} is held by jobs "
                                     f"{[j.job_id for j in here]} and one of them is exclusive")
-            if here and not self.sharing:
-                raise CapacityError(f"job {job.job_id}: GPU {gpu} is held by jobs {[j.job_id for j in here]} and "
-                                    f"this cluster does not share GPUs (its policy declared shares_gpus = False)")
-        sharing = self.sharing
+        indexed = self.cap > 1  # (with one job per GPU no GPU is ever shareable: the sharing indexes stay empty)
         for gpu in gpus:
             here = residents[gpu]
             if here:
@@ -302,18 +302,18 @@ class Cluster:
             else:
                 self._set_free(gpu, device, free=False)
             here.append(job)
-            if sharing:
+            if indexed:
                 self._index(gpu, device, here)
         self.version += 1
 
     def remove(self, job: Job) -> None:
         self.version += 1
         gpu_device, residents = self.gpu_device, self.residents
-        sharing = self.sharing
+        indexed = self.cap > 1  # (as in add)
         for gpu in job.gpus:
             here, device = residents[gpu], gpu_device[gpu]
             if here:
-                if sharing:
+                if indexed:
                     self._unindex(gpu, device, here)
             else:
                 self._set_free(gpu, device, free=False)

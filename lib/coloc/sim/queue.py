@@ -113,8 +113,6 @@ class JobQueue:
 
     def best_single(self, skip: set[str] | frozenset = frozenset()) -> Job | None:
         """First single-GPU job in key order whose workload is not in `skip`."""
-        if 1 not in self._buckets:
-            return None  # no single-GPU job queued (often, at load): no workload to look at
         best_entry = None
         for workload, entries in self._singles.items():
             if workload not in skip:
