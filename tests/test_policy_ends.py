@@ -43,7 +43,7 @@ class Preempting(Policy):
 def test_kept_ends_equal_a_fresh_loop_while_jobs_share_finish_and_restart(cap):
     rows = [(i, 9.0 * (i // 2), 200.0 + 53.0 * (i % 7), 1 if i % 6 else 2, "abc"[i % 3]) for i in range(80)]
     preds = predictions(ABC, stds={("a", "b"): (0.05, 0.1)})
-    policy = Checked()
+    policy = Checked(max_jobs_per_gpu=cap)
     result = simulate(trace(rows), truth_abc(), policy, ClusterSpec((("v100", 6),), gpus_per_node=2,
                                                                      max_jobs_per_gpu=cap), preds)
     assert policy.rounds > 50 and (result.jobs["colocated_time"] > 0).sum() > 10

@@ -34,7 +34,7 @@ class JctPack(Policy):
     needs = ("norm",)
 
     def __init__(self, order: str = "sjf", risk: float = 1.0, min_combined: float = 1.0,
-                 wait_rule: bool = True, lookahead: int | None = 128, max_jobs_per_gpu: int | None = None):
+                 wait_rule: bool = True, lookahead: int | None = 128, max_jobs_per_gpu: int = 2):
         if order not in ("sjf", "fifo"):
             raise ValueError(f"policy coloc: order={order!r}; expected 'sjf' or 'fifo'")
         self.order = order

@@ -38,6 +38,7 @@ class Policy:
     optional: tuple[str, ...] = ()  # prediction kinds used when given
     period_s: float | None = None
     shares_gpus = True         # False: never co-locates, so the cluster keeps no sharing index (and refuses it)
+    max_jobs_per_gpu: int | None = None  # the policy's own limit; None: the cluster's cap (memory decides below it)
 
     def queue_key(self, job: Job) -> tuple:
         return fifo_key(job)

@@ -55,7 +55,7 @@ class JctPack(Policy):
     needs = ("norm",)
 
     def __init__(self, order: str = "sjf", risk: float = 1.0, min_combined: float = 1.0,
-                 wait_rule: bool = True, lookahead: int | None = 128, max_jobs_per_gpu: int | None = None):
+                 wait_rule: bool = True, lookahead: int | None = 128, max_jobs_per_gpu: int = 2):
         if order not in ("sjf", "fifo"):
             raise ValueError(f"policy coloc: order={order!r}; expected 'sjf' or 'fifo'")
         self.order = order
@@ -74,8 +74,7 @@ class JctPack(Policy):
         self._cache: dict[tuple[str, str, str], float] = {}
         self._rules: dict[tuple[str, str], dict] = {}
         self._ends = PredictedEnds(view, lambda job: self._predicted_factor(view, job)) if self.wait_rule else None
-        cap = view.cluster.cap
-        self._cap = min(cap, self.max_jobs_per_gpu) if self.max_jobs_per_gpu else cap
+        self._cap = view.cluster.cap  # (the view's cluster is capped at max_jobs_per_gpu already)
 
     def _predictions(self, view) -> Predictions:
         return view.predictions

@@ -17,6 +17,7 @@ from coloc.policies.base import Policy, fill_idle, pack_singles, register
 
 @register("gandiva")
 class Gandiva(Policy):
+    max_jobs_per_gpu = 2  # Gandiva packs pairs
     def __init__(self, period_s: float = 60.0, observe_s: float = 60.0, threshold: float = 1.0):
         self.period_s = period_s
         self.observe_s = observe_s

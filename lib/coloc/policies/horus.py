@@ -28,7 +28,7 @@ class Horus(Policy):
     def reset(self, view) -> None:
         super().reset(view)
         self._util = view.predictions.util
-        self._cap = min(view.cluster.cap, self.max_jobs_per_gpu)
+        self._cap = view.cluster.cap  # (capped at max_jobs_per_gpu by the view)
         self._costs: dict[tuple, float | None] = {}
 
     def _joining_cost(self, view, device: str, workload: str, u: float, sig) -> float | None:

@@ -58,8 +58,7 @@ class Isacpp(Policy):
         self._util = self.use_util and view.predictions.has_util()
         # the paper's form wherever resource predictions exist; else coloc's two-resource adaptation
         self.score_form = "per-resource" if view.predictions.has_resources() else "two-resource"
-        cap = view.cluster.cap
-        self._cap = min(cap, self.max_jobs_per_gpu) if self.max_jobs_per_gpu else cap
+        self._cap = view.cluster.cap  # (capped at max_jobs_per_gpu by the view, when given)
 
     def schedule(self, view) -> None:
         fill_idle(view)

@@ -252,6 +252,15 @@ class Cluster:
         """Most idle GPUs on any one device type."""
         return self._most_free
 
+    def first_free(self, device: str) -> int | None:
+        """The lowest-numbered idle GPU of `device`; None if none is idle (walks the device's nodes in order)."""
+        if not self.free_count[device]:
+            return None
+        for node, free in enumerate(self.node_free):
+            if free and self.node_device[node] == device:
+                return min(free)
+        raise CapacityError(f"free count of {device} says {self.free_count[device]} but no node has an idle GPU")
+
     def pick_free(self, device: str, n: int) -> tuple[int, ...] | None:
         """n idle GPUs of `device`, on as few nodes as possible (best fit); None if too few."""
         if self.free_count[device] < n:

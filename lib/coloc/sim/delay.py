@@ -58,7 +58,7 @@ def round_state(policy, profile: Profile, spec: ClusterSpec, predictions: Predic
     """
     if not 0.0 <= busy_share < 1.0:
         raise ValueError(f"scheduling delay: busy_share {busy_share}; expected a share in [0, 1)")
-    view = SchedulerView(spec, profile, predictions, policy.queue_key, sharing=getattr(policy, "shares_gpus", True))
+    view = SchedulerView.for_policy(policy, spec, profile, predictions)
     rng = np.random.default_rng(np.random.SeedSequence([seed, 2]))
     placed = _place_residents(view, [_fresh(job) for job in residents], busy_share, rng)
     start = -min((when for when, _ in placed), default=0.0)  # the round's time: after every resident started

@@ -57,8 +57,7 @@ class Simulator:
         profile = Profile.of(truth)
         self.jobs = jobs_from_trace(trace, profile, spec)
         self.arrivals = sorted(self.jobs.values(), key=attrgetter("submit_time", "job_id"))
-        self.view = SchedulerView(spec, profile, predictions, policy.queue_key, restart_cost_s,
-                                  sharing=getattr(policy, "shares_gpus", True))
+        self.view = SchedulerView.for_policy(policy, spec, profile, predictions, restart_cost_s)
         self._events: list = []
         self._seq = 0
         self._factor_cache: dict = {}

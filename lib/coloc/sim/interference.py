@@ -30,13 +30,15 @@ class GroundTruth:
     """Measured solo throughput, pairwise normalized throughput and feasibility."""
 
     def __init__(self, solo: pd.DataFrame, pairs: pd.DataFrame, reference_device: str,
-                 name: str = "measured (Gavel)"):
+                 name: str = "measured (Gavel)", memory_source: str = "measured"):
         require_columns(solo, SOLO_COLUMNS, "solo table")
         require_columns(pairs, PAIRS_COLUMNS, "pairs table")
         self.name = name
         self.reference_device = reference_device
         self._tput = _solo_dict(solo)
         self._norm, self._feasible = _pair_dicts(pairs)
+        self._memory = _memory_dict(solo)
+        self.memory_source = memory_source if self._memory else "none"  # where mem_bytes came from
         self.devices = sorted({d for d, _ in self._tput})
         if reference_device not in self.devices:
             raise ValueError(f"solo table: reference device {reference_device!r} not among {self.devices}")
@@ -93,6 +95,11 @@ class GroundTruth:
         """Copy of {(device, workload, other): fits on one GPU} over the measured pairs."""
         return dict(self._feasible)
 
+    def memory_requests(self) -> dict[tuple[str, str], float]:
+        """Copy of {(device, workload): peak GPU memory in bytes} where the solo table gives `mem_bytes` (a job's
+        memory request, known before it runs: measured solo, or estimated from the model graph)."""
+        return dict(self._memory)
+
     def workloads(self, device: str) -> list[str]:
         """Workloads with a solo throughput on `device`, sorted."""
         return sorted(w for d, w in self._tput if d == device)
@@ -108,6 +115,21 @@ def _solo_dict(solo: pd.DataFrame) -> dict[tuple[str, str], float]:
         if not (tput > 0 and math.isfinite(tput)):
             raise ValueError(f"solo table: throughput of {key} is {tput}; expected a positive number")
         out[key] = tput
+    return out
+
+
+def _memory_dict(solo: pd.DataFrame) -> dict[tuple[str, str], float]:
+    """{(device, workload): mem_bytes} over the solo rows that give a positive finite mem_bytes (optional column)."""
+    if "mem_bytes" not in solo.columns:
+        return {}
+    out = {}
+    for device, workload, value in zip(solo["device"], solo["workload"], solo["mem_bytes"]):
+        value = float(value)
+        if math.isnan(value):
+            continue
+        if not (value > 0 and math.isfinite(value)):
+            raise ValueError(f"solo table: mem_bytes of ({device!r}, {workload!r}) is {value}; expected positive bytes")
+        out[(device, workload)] = value
     return out
 
 

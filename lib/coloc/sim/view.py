@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from coloc.sim.checks import SimulationError
 from coloc.sim.cluster import Cluster, ClusterSpec
@@ -22,19 +23,37 @@ from coloc.sim.queue import JobQueue
 
 
 class Profile:
-    """Known facts about job types: solo throughput per device (profiled alone) and memory fit of pairs."""
+    """Known facts about job types: solo throughput per device (profiled alone), memory fit of pairs and, where
+    known, each job type's peak GPU memory (the memory request a job declares) and each device's memory."""
 
     def __init__(self, solo_tput: dict[tuple[str, str], float], fits: dict[tuple[str, str, str], bool],
-                 reference_device: str):
+                 reference_device: str, memory: dict[tuple[str, str], float] | None = None,
+                 memory_source: str = "none"):
         self._tput = dict(solo_tput)
         self._fits = dict(fits)
         self.reference_device = reference_device
         self._speeds: dict[tuple[str, str], float] = {}
+        self._memory = dict(memory or {})
+        self.memory_source = memory_source if self._memory else "none"
+        self._device_memory: dict[str, float | None] = {}
 
     @classmethod
     def of(cls, truth) -> "Profile":
-        """Copies of a GroundTruth's solo throughputs and memory fit (not its co-location numbers)."""
-        return cls(truth.solo_throughputs(), truth.memory_fit(), truth.reference_device)
+        """Copies of a GroundTruth's solo throughputs, memory fit and memory requests (not its co-location numbers)."""
+        return cls(truth.solo_throughputs(), truth.memory_fit(), truth.reference_device, truth.memory_requests(),
+                   truth.memory_source)
+
+    def memory(self, device: str, workload: str) -> float | None:
+        """Peak GPU memory (bytes) of a `workload` job on `device`, as the job declares it; None if unknown."""
+        return self._memory.get((device, workload))
+
+    def device_memory(self, device: str) -> float | None:
+        """Memory (bytes) of one GPU of `device` (coloc.devices); None for a device the table lacks."""
+        if device not in self._device_memory:
+            from coloc.devices import canonical_gpu, device_row
+            name = canonical_gpu(device)
+            self._device_memory[device] = float(device_row(name)["memory_bytes"]) if name else None
+        return self._device_memory[device]
 
     def has_solo(self, device: str, workload: str) -> bool:
         """Whether `workload` runs on `device` (it has a profiled solo throughput there)."""
@@ -60,6 +79,15 @@ class Profile:
                    for i in range(n) for k in range(i + 1, n))
 
 
+def jobs_per_gpu(policy, cluster_cap: int) -> int:
+    """Jobs one GPU may hold in a run of `policy` on a cluster whose cap is `cluster_cap` (the most any policy
+    may use): 1 for a policy that never shares, else the least of its own `max_jobs_per_gpu` and the cap."""
+    if not getattr(policy, "shares_gpus", True):
+        return 1
+    own = getattr(policy, "max_jobs_per_gpu", None)
+    return cluster_cap if own is None else max(1, min(int(own), cluster_cap))
+
+
 class SchedulerView:
     """The queue, the cluster, running jobs, the time, predictions, known facts and the actions."""
 
@@ -67,6 +95,7 @@ class SchedulerView:
                  queue_key: Callable[[Job], tuple], restart_cost_s: float = 0.0, sharing: bool = True):
         self.spec = spec
         self.cluster = Cluster(spec, sharing)  # sharing=False: one job per GPU (a policy that never co-locates)
+
         self.profile = profile
         self.predictions = predictions
         self.queue = JobQueue(queue_key)
@@ -82,6 +111,17 @@ class SchedulerView:
                       "migrations": 0, "placements": 0, "probe_gpu_s": 0.0}
         self._share_cache: dict = {}
 
+    @classmethod
+    def for_policy(cls, policy, spec: ClusterSpec, profile: Profile, predictions: Predictions | None,
+                   restart_cost_s: float = 0.0) -> "SchedulerView":
+        """The view of a run of `policy`: its queue order, and a cluster capped at what the policy may put on a
+        GPU (jobs_per_gpu; no sharing index at all for a policy that never shares)."""
+        sharing = getattr(policy, "shares_gpus", True)
+        cap = jobs_per_gpu(policy, spec.max_jobs_per_gpu)
+        if sharing and cap != spec.max_jobs_per_gpu:
+            spec = replace(spec, max_jobs_per_gpu=cap)
+        return cls(spec, profile, predictions, policy.queue_key, restart_cost_s, sharing=sharing)
+
     # ----- what a scheduler knows ---------------------------------------------------
     def can_share(self, device: str, workloads) -> bool:
         """Whether these workloads fit on one GPU together (memory; known to every policy)."""
@@ -94,6 +134,14 @@ class SchedulerView:
     def has_solo(self, device: str, workload: str) -> bool:
         """Whether `workload` runs on `device` (profiled alone there)."""
         return self.profile.has_solo(device, workload)
+
+    def memory(self, device: str, workload: str) -> float | None:
+        """A `workload` job's declared peak GPU memory on `device` (bytes; None if unknown)."""
+        return self.profile.memory(device, workload)
+
+    def device_memory(self, device: str) -> float | None:
+        """One GPU's memory on `device` (bytes; None if unknown)."""
+        return self.profile.device_memory(device)
 
     def speed(self, device: str, workload: str) -> float:
         """Profiled solo speed of `workload` on `device`, relative to the reference device."""
