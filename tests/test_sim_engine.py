@@ -73,6 +73,13 @@ def test_three_jobs_multiply_pairwise_norms():
     t_b = 68 / 0.8
     assert jct(result)[2] == pytest.approx(100 + t_b)
     assert jct(result)[1] == pytest.approx(100 + t_b + (60 - 0.5 * t_b))
+    # the first 100 s, three jobs on the GPU: where the truth is the product of pairs, and the summary says so
+    crowded = dict(zip(result.jobs["job_id"], result.jobs["crowded_time"]))
+    assert crowded == pytest.approx({1: 100.0, 2: 100.0, 3: 100.0})
+    assert summarize(result, 1)["extrapolated_share"] == pytest.approx(300.0 / result.jobs["run_time"].sum())
+    pair_only = simulate(trace([(1, 0.0, 100.0, 1, "a"), (2, 0.0, 100.0, 1, "b")]), truth, Scripted({1: (0,), 2: (0,)}),
+                         spec)
+    assert summarize(pair_only, 1)["extrapolated_share"] == 0.0
 
 
 def test_preemption_pays_the_restart_cost():

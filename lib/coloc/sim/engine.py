@@ -64,6 +64,8 @@ class Simulator:
 
     # ----- co-location rates (the measured truth) ------------------------------------
     def _factor(self, job: Job) -> tuple[float, bool]:
+        """(the job's measured factor with its co-runners, whether it shares a GPU); marks job.crowded where a GPU
+        of it holds 3 or more jobs (the truth there is the product of pairs)."""
         factor, shared = 1.0, False
         residents = self.view.cluster.residents
         for gpu in job.gpus:
@@ -74,6 +76,7 @@ class Simulator:
             if len(here) == 2:
                 others = ((here[1] if here[0] is job else here[0]).workload,)
             else:
+                job.crowded = True
                 others = tuple(sorted(j.workload for j in here if j is not job))
             key = (job.device, job.workload, others)
             value = self._factor_cache.get(key)
@@ -99,13 +102,18 @@ class Simulator:
         now, events = view.now, self._events
         for job_id in sorted(affected) if len(affected) > 1 else affected:
             job = affected[job_id]
+            was_crowded = job.crowded
             if len(job.gpus) == 1 and len(residents[job.gpus[0]]) == 1:
                 factor, shared = 1.0, False  # alone on its GPU
+                job.crowded = False
             else:
+                job.crowded = False
                 factor, shared = self._factor(job)
-            if factor == job.factor and shared == job.colocated:
+            if factor == job.factor and shared == job.colocated and was_crowded == job.crowded:
                 continue
+            crowded, job.crowded = job.crowded, was_crowded  # (the time until now is settled as it was)
             view._settle(job)
+            job.crowded = crowded
             view.effective += job.num_gpus * (factor - job.factor)
             job.factor, job.colocated = factor, shared
             job.rate = job.speed * factor
@@ -200,6 +208,7 @@ class Simulator:
             "start_time": column("start_time"), "finish_time": finish, "jct": finish - submit,
             "queue_delay": column("queued_time"), "num_gpus": column("num_gpus", np.int64),
             "workload": column("workload", None), "colocated_time": column("colocated_time"),
+            "crowded_time": column("crowded_time"),
             "slowdown": (finish - submit) / duration, "duration": duration, "device": column("device", None),
             "run_time": column("run_time"), "preemptions": column("preemptions", np.int64),
             "migrations": column("migrations", np.int64)})

@@ -11,7 +11,8 @@ class Job:
                  "work", "overhead", "remaining", "done_work", "rate", "speed", "factor",
                  "last_update", "version", "gpus", "device", "start_time", "finish_time",
                  "run_time", "colocated_time", "queued_time", "queued_since", "attained",
-                 "preemptions", "migrations", "placed_at", "shareable", "colocated", "restart_due")
+                 "preemptions", "migrations", "placed_at", "shareable", "colocated", "restart_due",
+                 "crowded", "crowded_time")
 
     def __init__(self, job_id: int, submit_time: float, duration: float, num_gpus: int, workload: str):
         self.job_id = job_id
@@ -44,6 +45,8 @@ class Job:
         self.shareable = False       # may share a GPU (set by the engine)
         self.colocated = False       # shares a GPU with another job right now
         self.restart_due = False     # was preempted: next placement pays the restart cost
+        self.crowded = False         # shares a GPU with two or more jobs right now (truth: product of pairs)
+        self.crowded_time = 0.0      # seconds in such sets: where the simulator's truth is an extrapolation
 
     def remaining_at(self, now: float) -> float:
         """Work left at `now`, in reference seconds."""

@@ -24,7 +24,9 @@ def summarize(result: SimResult, total_gpus: int) -> dict:
     sum over running jobs of GPUs x normalized throughput (exclusive-GPU
     equivalents of progress) over GPUs x makespan; it exceeds the utilization
     when sharing pays. colocated_share: seconds run next to another job over
-    seconds run. slowdown: JCT / exclusive duration on the reference device.
+    seconds run. extrapolated_share: seconds run in a set of 3 or more jobs on a GPU over seconds run, where
+    the truth is the product of measured pairs (an extrapolation; 0 where no GPU held more than two).
+    slowdown: JCT / exclusive duration on the reference device.
     decision_ms_per_job: wall time inside the policy over the number of jobs.
     """
     jobs, stats = result.jobs, result.stats
@@ -47,6 +49,8 @@ def summarize(result: SimResult, total_gpus: int) -> dict:
         "effective_throughput": effective / (total_gpus * makespan),
         "jobs_per_hour": len(jobs) / makespan * 3600.0,
         "colocated_share": float(jobs["colocated_time"].sum() / jobs["run_time"].sum()),
+        "extrapolated_share": float(jobs["crowded_time"].sum() / jobs["run_time"].sum())
+        if "crowded_time" in jobs else 0.0,
         "slowdown_mean": float(jobs["slowdown"].mean()),
         "decision_ms_per_job": 1000.0 * stats["decision_time_s"] / len(jobs),
         "preemptions": int(stats["preemptions"]),

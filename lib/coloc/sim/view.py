@@ -235,7 +235,7 @@ class SchedulerView:
         self.dirty.update(job.gpus)
         self.effective -= job.num_gpus * job.factor
         job.rate = job.factor = 0.0
-        job.colocated = False
+        job.colocated = job.crowded = False
         job.version += 1
         del self.running[job.job_id]
         self._log_change(job)
@@ -261,4 +261,6 @@ class SchedulerView:
             job.attained += dt * job.num_gpus
             if job.colocated:
                 job.colocated_time += dt
+                if job.crowded:
+                    job.crowded_time += dt
         job.last_update = self.now
