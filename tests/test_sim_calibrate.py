@@ -1,0 +1,37 @@
+"""Fitting a scenario's free numbers to a baseline's published completion times."""
+import math
+
+import numpy as np
+import pytest
+
+from coloc.published import ISACPP_COMPLETION_S
+from coloc.sim.calibrate import fit, quantile_distance
+
+
+def test_the_published_lists_hold_51_jobs_each_with_the_papers_means():
+    assert {k: len(v) for k, v in ISACPP_COMPLETION_S.items()} == {"volcano": 51, "horus": 51, "isacpp": 51}
+    means = {k: np.mean(v) for k, v in ISACPP_COMPLETION_S.items()}
+    # ISACPP's claims: mean completion time 23.3% below Volcano's and 16.1% below Horus's
+    assert 100 * (means["isacpp"] / means["volcano"] - 1) == pytest.approx(-23.3, abs=0.05)
+    assert 100 * (means["isacpp"] / means["horus"] - 1) == pytest.approx(-16.1, abs=0.05)
+
+
+def test_distance_is_zero_for_the_sample_itself_and_log_of_a_uniform_scale():
+    published = [10.0, 20.0, 40.0, 80.0]
+    positions = (np.arange(4) + 0.5) / 4
+    same = np.quantile(published, positions)  # (interpolated between the values: not the sample itself)
+    assert quantile_distance(np.repeat(published, 1000), published) == pytest.approx(0.0, abs=1e-2)
+    assert quantile_distance(2 * np.repeat(published, 1000), published) == pytest.approx(math.log(2), abs=1e-2)
+    assert quantile_distance(same, published) > 0
+
+
+def test_fit_picks_the_candidate_whose_scale_matches_and_refuses_bad_input():
+    rng = np.random.default_rng(0)
+    published = rng.lognormal(math.log(100), 1.0, 51)
+    table = fit([50.0, 100.0, 200.0], lambda median: rng.lognormal(math.log(median), 1.0, 5000), published,
+                lambda m: {"median_s": m})
+    assert table["median_s"].iloc[0] == 100.0 and list(table.columns) == ["median_s", "distance"]
+    with pytest.raises(ValueError, match="positive"):
+        quantile_distance([0.0, 1.0], published)
+    with pytest.raises(ValueError, match="no candidates"):
+        fit([], lambda c: [1.0], published)
