@@ -39,7 +39,8 @@ def test_bound_and_value_verdict_rules():
 def summary_table(seeds=range(5), noise=0.0) -> pd.DataFrame:
     """A made-up simulation summary: fifo, two horus runs and isacpp on both papers' scenarios."""
     rng = np.random.default_rng(0)
-    factors = {"fifo": 1.0, "horus": 1.1, "horus~horus-implied": 0.75, "isacpp": 0.8}
+    factors = {"fifo": 1.0, "volcano": 1.0, "horus": 1.1, "horus~horus-implied": 0.75, "isacpp": 0.8,
+               "isacpp~egat-profiled": 0.7}
     rows = []
     for scenario, sweep, points in (("philly-contended", "load", (1.0, 2.0)),
                                     ("isacpp-testbed", "interval_s", (0.0, 250.0))):
@@ -75,18 +76,25 @@ def scores_tables():
 def test_claims_table_from_made_up_outputs():
     util, pair, delay = scores_tables()
     table = claims_table(paper_claims(), summary_table(), util, pair, delay, HEADLINES)
-    assert list(table.columns) == COLUMNS and len(table) == 14 and table["verdict"].isin(VERDICTS).all()
+    assert list(table.columns) == COLUMNS and len(table) == 26 and table["verdict"].isin(VERDICTS).all()
     row = table.set_index("claim")
-    # isacpp's jct is 0.8 x fifo's on every seed: -20% exactly (a zero-width interval), bigger than -16.1%
-    vs_fifo = row.loc["lower mean completion time vs Volcano (fifo)"]
-    assert vs_fifo["coloc_value"] == pytest.approx(-20.0) and vs_fifo["ci_low"] == pytest.approx(-20.0, abs=1e-3)
-    assert vs_fifo["verdict"] == "same direction, smaller"  # the paper claims -23.3%
-    vs_horus = row.loc["lower makespan vs Horus"]  # 0.8 / 0.75 - 1 = +6.7%: isacpp slower than the implied horus
+    # isacpp's jct is 0.8 x volcano's on every seed: -20% exactly (a zero-width interval), short of -23.3%
+    vs_volcano = row.loc["lower mean completion time vs Volcano (predicted edges)"]
+    assert vs_volcano["coloc_value"] == pytest.approx(-20.0) and vs_volcano["ci_low"] == pytest.approx(-20.0, abs=1e-3)
+    assert vs_volcano["verdict"] == "same direction, smaller"  # the paper claims -23.3%
+    assert "isacpp vs volcano" in vs_volcano["reason"]
+    profiled = row.loc["lower mean completion time vs Volcano (measured edges)"]  # 0.7: -30%, beyond -23.3%
+    assert profiled["coloc_value"] == pytest.approx(-30.0) and profiled["verdict"] == "reproduced"
+    assert "isacpp~egat-profiled vs volcano" in profiled["reason"]
+    finding = row.loc["makespan vs exclusive fifo (predicted edges)"]  # not a claim of the paper: coloc's finding
+    assert finding["coloc_value"] == pytest.approx(-20.0) and finding["verdict"] == "coloc's finding"
+    assert finding["paper_value"] == "not claimed" and finding["reason"].endswith(": lower")
+    vs_horus = row.loc["lower makespan vs Horus (predicted edges)"]  # 0.8 / 0.75 - 1 = +6.7%: slower than horus
     assert vs_horus["coloc_value"] == pytest.approx(100 * (0.8 / 0.75 - 1), rel=1e-3) and vs_horus["verdict"] == "not reproduced"
     assert "horus:" in vs_horus["reason"]  # the achieved-label horus is quoted too
     for name in ("Schedtune", "Liquid"):
-        assert row.loc[f"lower makespan vs {name}", "verdict"] == "not comparable"
-        assert np.isnan(row.loc[f"lower makespan vs {name}", "coloc_value"])
+        assert row.loc[f"lower makespan vs {name} (measured edges)", "verdict"] == "not comparable"
+        assert np.isnan(row.loc[f"lower makespan vs {name} (measured edges)", "coloc_value"])
     wait = row.loc["lower job wait time"]
     assert wait["coloc_value"] == pytest.approx(-25.0) and wait["verdict"] == "same direction, smaller"
     util_row = row.loc["higher GPU utilization (up to)"]  # the best point: load 2 (+50%), not load 1 (+20%)
@@ -102,7 +110,7 @@ def test_claims_table_from_made_up_outputs():
 
 def test_noisy_seeds_give_an_interval_around_the_change():
     table = claims_table(paper_claims(), summary_table(seeds=range(20), noise=0.05), headlines=HEADLINES)
-    row = table.set_index("claim").loc["lower makespan vs Volcano (fifo)"]
+    row = table.set_index("claim").loc["lower makespan vs Volcano (predicted edges)"]
     assert row["ci_low"] < row["coloc_value"] < row["ci_high"]
     assert row["ci_low"] < -20.0 < row["ci_high"]
 
@@ -111,8 +119,8 @@ def test_a_scenario_or_table_not_run_is_not_comparable_and_says_which():
     summary = summary_table()
     summary = summary[summary["scenario"] != "isacpp-testbed"]
     table = claims_table(paper_claims(), summary, headlines=HEADLINES).set_index("claim")
-    assert table.loc["lower makespan vs Horus", "verdict"] == "not comparable"
-    assert "isacpp-testbed" in table.loc["lower makespan vs Horus", "reason"]
+    assert table.loc["lower makespan vs Horus (predicted edges)", "verdict"] == "not comparable"
+    assert "isacpp-testbed" in table.loc["lower makespan vs Horus (predicted edges)", "reason"]
     assert table.loc["scheduling delay at 100 queued jobs", "verdict"] == "not comparable"
     assert table.loc["lower makespan", "verdict"] != "not comparable"  # Horus's scenario did run
 
@@ -140,8 +148,8 @@ def test_brief_table_writes_each_value_with_its_interval_and_unit():
     util, pair, delay = scores_tables()
     table = claims_table(paper_claims(), summary_table(), util, pair, delay, HEADLINES)
     short = claims.brief(table).set_index("claim")["coloc_value"]
-    assert short["lower mean completion time vs Volcano (fifo)"] == "-20% [-20, -20]"
-    assert short["lower makespan vs Liquid"] == "n/a"
+    assert short["lower mean completion time vs Volcano (predicted edges)"] == "-20% [-20, -20]"
+    assert short["lower makespan vs Liquid (predicted edges)"] == "n/a"
     assert short["maximum time-prediction error"] == "9.5%"  # one seed: no interval
     assert short["scheduling delay at 100 queued jobs"].startswith("0.202 s [")
     assert short["GPU utilization predicted with RMSLE"].startswith("0.06 [")
@@ -149,11 +157,11 @@ def test_brief_table_writes_each_value_with_its_interval_and_unit():
 
 def test_an_unbounded_interval_over_several_seeds_is_not_a_reproduction():
     rows = []
-    for seed, (fifo, isacpp) in enumerate([(100.0, 10.0), (2.0, 60.0)]):  # wildly inconsistent seeds
-        for policy, value in (("fifo", fifo), ("isacpp", isacpp)):
+    for seed, (volcano, isacpp) in enumerate([(100.0, 10.0), (2.0, 60.0)]):  # wildly inconsistent seeds
+        for policy, value in (("volcano", volcano), ("isacpp", isacpp)):
             rows.append({"scenario": "isacpp-testbed", "policy": policy, "seed": seed, "sweep": "interval_s",
                          "point": 0.0, "makespan": value, "jct_mean": value})
-    claim = next(c for c in paper_claims() if c.claim == "lower makespan vs Volcano (fifo)")
+    claim = next(c for c in paper_claims() if c.claim == "lower makespan vs Volcano (predicted edges)")
     row = claims.claim_row(claim, pd.DataFrame(rows), headlines={"isacpp-testbed": 0.0})
     assert row["coloc_value"] < -16.8  # the point value alone would call it reproduced
     assert row["ci_low"] == -np.inf and row["verdict"] == "not reproduced" and "unbounded" in row["reason"]
