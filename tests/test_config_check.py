@@ -103,7 +103,7 @@ def test_a_predictor_the_simulation_reads_must_be_made_by_the_predictors_stage()
         cfg.check(config, SCHEMA)
     message = str(err.value)
     assert "simulation.scenario_specs.poisson.policies[0]: pair predictor 'linear' is not among predictors.models" in message
-    assert ".policies[5]: util predictor 'horus-implied' is not among predictors.util_models" in message
+    assert ".policies[6]: util predictor 'horus-implied' is not among predictors.util_models" in message
     assert ("simulation.predictor_norm: predictor 'egat' runs only under protocols ['random5'] "
             "(predictors.models.egat.protocols), not simulation.protocol 'lofo'") in message
 
@@ -143,7 +143,7 @@ def test_a_scenario_is_checked_against_its_trace_cluster_and_sweep():
     where = "simulation.scenario_specs"
     assert (f"{where}.isacpp-testbed.cluster: device types ['a100'] in 'k80:4,a100:4' are not in Gavel's data "
             f"(has ['k80', 'p100', 'v100'])") in message
-    assert f"{where}.isacpp-testbed.headline: 7 is not one of the sweep's interval_s points [0, 250, 500, 1000]" in message
+    assert f"{where}.isacpp-testbed.headline: 7 is not one of the sweep's interval_s points [0, 20, 60, 180]" in message
     assert f"{where}.poisson.sweep: key 'interval_s' does not apply to a 'poisson' trace; expected one of ['load', 'gpus']" in message
     assert f"{where}.philly-contended.sweep: sweeping gpus needs a cluster of one device type, not 'k80:4,v100:4'" in message
     assert "config: 4 mistake(s)" in message
