@@ -162,8 +162,11 @@ class Isacpp(Policy):
             resident = residents[gpu][0]
             return resident.remaining_at(now) / resident.speed
 
-        def score(t_old: float) -> float:
-            return pair_score(t_new, t_old, n_new, n_old, c_new, c_old)
+        def score(t_old: float) -> float:  # stages.pair_score, inlined: the same operations
+            b = t_old / n_old
+            if b < a:
+                return b / (b + (t_new - n_new * b)) * c_new + c_old
+            return c_new + a / (a + (t_old - n_old * a)) * c_old
 
         def scores(t_old: np.ndarray) -> np.ndarray:  # pair_score element-wise, the same operations
             b = t_old / n_old
