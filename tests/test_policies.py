@@ -3,7 +3,7 @@ import pytest
 from sim_cases import ABC, predictions, tables, trace, truth_abc
 
 from coloc import policies
-from coloc.policies.stages import pair_finish_times, run_stages
+from coloc.policies.stages import isacpp_score, pair_finish_times, run_stages
 from coloc.sim import ClusterSpec, GroundTruth, Simulator, simulate, traces
 from coloc.sim.experiment import make_policy
 from coloc.sim.predictions import Predictions
@@ -107,19 +107,20 @@ def test_isacpp_picks_the_gpu_of_least_interference():
 
 
 def test_isacpp_scores_every_predicted_resource_when_the_predictions_carry_them():
-    """The same start as above, but a's (and c's) predicted memory use next to each other is 10x solo use (1x next
-    to b): the paper's per-resource score sends a to b's GPU, where the two-resource form sent it to c's."""
+    """The same start as above, but a's (and c's) predicted utilization next to each other is a tenth of their solo
+    use (as solo next to b): the paper's contention, solo over co-located use, is 10 there, so the per-resource score
+    sends a to b's GPU, where the throughput-scaled form (from norms alone) sent it to c's."""
     rows = [(1, 0.0, 500.0, 1, "b"), (2, 0.0, 500.0, 1, "c"), (3, 5.0, 100.0, 1, "a")]
-    ratio = {("a", "c"): 10.0, ("c", "a"): 10.0}
+    ratio = {("a", "c"): 0.1, ("c", "a"): 0.1}
     resources = {("v100", w, o): (ratio.get((w, o), 1.0),) for w in "abc" for o in "abc"}
-    with_resources = Predictions(predictions(ABC)._norm, resources=resources, resource_names=("mem_bytes",))
+    with_resources = Predictions(predictions(ABC)._norm, resources=resources, resource_names=("gpu_util",))
     isacpp = policies.get("isacpp")
     result = simulate(trace(rows), truth_abc(), isacpp, TWO, with_resources)
     assert by_id(result, "colocated_time")[1] > 0 and by_id(result, "colocated_time")[2] == 0.0
     assert isacpp.summary_fields() == {"isacpp_score_form": "per-resource"}
     two = policies.get("isacpp")
     simulate(trace(rows), truth_abc(), two, TWO, PREDS)
-    assert two.summary_fields() == {"isacpp_score_form": "two-resource"}
+    assert two.summary_fields() == {"isacpp_score_form": "throughput-scaled"}
 
 
 def test_isacpp_pair_formula_matches_the_staged_score():
@@ -134,9 +135,14 @@ def test_isacpp_pair_formula_matches_the_staged_score():
     sim._refresh_rates()
     view.now = 40.0
     new = sim.jobs[2]
-    staged = sim.policy.gpu_score(view, new, "v100", 0)
-    closed, gpu = sim.policy._best_pair(view, "v100", "a", 80.0, "b", view.cluster.shareable["v100"][("b",)])
+    policy, old = sim.policy, sim.jobs[1]
+    names, remaining = ["a", "b"], [80.0, old.remaining_at(40.0) / old.speed]
+    staged = isacpp_score(remaining, lambda i, k: PREDS.norm("v100", names[i], names[k]),
+                          lambda i, active, factors: policy.contention("v100", names[i], [names[1 - i]], factors[i]))
+    closed, gpu = policy._best_lone(view, policy._lone_pair("v100", "a", "b"), 80.0,
+                                    view.cluster.shareable["v100"][("b",)])
     assert closed == pytest.approx(staged) and gpu == 0
+    assert policy.gpu_score(view, new, "v100", 0) == closed
 
 
 def test_stages_match_the_pair_formula_and_three_jobs_by_hand():

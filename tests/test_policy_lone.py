@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from coloc.policies.lone import best_lone_gpu, direction, least_of_flat_pieces, piece_floors
+from coloc.policies.stages import pair_score, resource_contention, throughput_contention
 from coloc.sim.cluster import GpuGroup
 from coloc.sim.job import RUNNING, Job
 
@@ -31,17 +32,11 @@ def elementwise(scalar):
     return score
 
 
-def isacpp_score(t_new, n_new, n_old, c_new, c_old, alone_new, alone_old):
-    def score(t_old):
-        stage = min(t_new / n_new, t_old / n_old)
-        i_new = stage / t_new * c_new + (t_new - n_new * stage) / t_new * alone_new
-        i_old = stage / t_old * c_old + (t_old - n_old * stage) / t_old * alone_old
-        return i_new + i_old
-    return score
-
-
 @pytest.mark.parametrize("seed", range(40))
 def test_isacpp_pair_search_equals_scoring_every_gpu(seed):
+    """ISACPP's pair score (stages.pair_score) rises with the resident's remaining time below the point where both
+    would end together and falls above it (the proof: Isacpp._lone_pair); the search on those directions finds what
+    scoring every GPU finds, ties included, over norms below and above 1 and contentions of either form."""
     random.seed(seed)
     now, speed = 1000.0 * seed, random.choice([0.5, 1.0, 2.3])
     pool = [random.uniform(1.0, 5000.0) for _ in range(8)]  # few distinct times: many exact ties
@@ -50,25 +45,46 @@ def test_isacpp_pair_search_equals_scoring_every_gpu(seed):
     times[min(placed_now)] = random.choice([0.2, 9000.0])  # a GPU outside the order at either end
     group, residents = lone_group(times, speed, now, placed_now)
     group.by_finish(now - 10.0)  # ordered at an earlier time, as across rounds
-    n_new, n_old = random.uniform(0.05, 1.0), random.uniform(0.05, 1.0)
-    util = random.choice([0.0, 1.0, 1.4])
-    c_new, c_old = 1 / n_new + util, 1 / n_old + util
-    alone_new, alone_old = 1 + min(util, 1.0), 1 + min(util, 1.0)
+    n_new, n_old = random.uniform(0.05, 1.2), random.uniform(0.05, 1.2)
+    if seed % 2:
+        c_new, c_old = throughput_contention(n_new), throughput_contention(n_old)
+    else:
+        c_new, c_old = (resource_contention([tuple(random.uniform(0.2, 2.0) for _ in range(3))]) for _ in "ab")
     t_new = random.uniform(1.0, 4000.0)
-    exact = isacpp_score(t_new, n_new, n_old, c_new, c_old, alone_new, alone_old)
     digits = seed % 3  # rounded scores stay monotone but tie across different times
 
     @elementwise
     def score(t_old):
-        return round(exact(t_old), digits) if digits else exact(t_old)
+        exact = pair_score(t_new, t_old, n_new, n_old, c_new, c_old)
+        return round(exact, digits) if digits else exact
 
     def remaining(gpu):
         job = residents[gpu][0]
         return job.remaining_at(now) / job.speed
 
-    found = best_lone_gpu(group, now, remaining, score, n_old * (t_new / n_new),
-                          direction(c_new - n_new * alone_new), -direction(c_old - n_old * alone_old))
+    assert direction(c_new) == 1 and -direction(c_old) == -1
+    ends = (c_old, c_new + c_old, c_new)
+    found = best_lone_gpu(group, now, remaining, score, n_old * (t_new / n_new), 1, -1,
+                          ends if not digits else None)
     assert found == min((score(remaining(gpu)), gpu) for gpu in range(60))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_isacpp_pair_score_is_monotone_on_each_piece_and_bounded_by_its_ends(seed):
+    random.seed(100 + seed)
+    n_new, n_old = random.uniform(0.05, 1.5), random.uniform(0.05, 1.5)
+    c_new, c_old = random.uniform(0.1, 20.0), random.uniform(0.1, 20.0)
+    t_new = random.uniform(1.0, 1000.0)
+    split = n_old * t_new / n_new
+    below = sorted(random.uniform(0.0, split) for _ in range(200))[1:]
+    above = sorted(random.uniform(split, 50 * split) for _ in range(200))
+    low = [pair_score(t_new, t, n_new, n_old, c_new, c_old) for t in below]
+    high = [pair_score(t_new, t, n_new, n_old, c_new, c_old) for t in above]
+    slack = 1e-9 * (c_new + c_old)
+    assert all(b >= a - slack for a, b in zip(low, low[1:]))    # rises below the split
+    assert all(b <= a + slack for a, b in zip(high, high[1:]))  # falls above it
+    assert all(c_old - slack <= s <= c_old + c_new + slack for s in low)
+    assert all(c_new - slack <= s <= c_old + c_new + slack for s in high)
 
 
 def test_a_flat_piece_is_scanned_whole_and_ties_go_to_the_lowest_gpu():

@@ -58,7 +58,7 @@ def test_every_policy_declares_a_known_kind_and_needs():
         declared = policies.info(name)
         assert declared["kind"] in policies.KINDS
         assert set(declared["needs"]) | set(declared["optional"]) <= set(policies.NEEDS)
-    assert policies.prediction_needs("isacpp") == ("norm", "util")  # util optional, still a file it reads
+    assert policies.prediction_needs("isacpp") == ("norm",)  # its contention is solo over co-located use: no solo util
     assert policies.prediction_needs("horus") == ("util",)
     assert policies.prediction_needs("oracle") == policies.prediction_needs("fifo") == ()
     assert experiment.prediction_files("coloc~blend") == ["predictions"]

@@ -14,9 +14,9 @@ from coloc import features
 from coloc.datasets import family_of, load_gavel
 from coloc.devices import device_table
 from coloc.predict import Tables, make_predictor, make_queries, names, predict_pairs, stage
-from coloc.predict.base import pair_labels, pair_queries
+from coloc.predict.base import pair_labels, pair_queries, params_of
 from coloc.predict.blend import weight_grid
-from coloc.predict.egat import EdgeModel
+from coloc.predict.egat import EdgeModel, measured_edges
 from coloc.predict.encodings import cross_fitted
 from coloc.predict.evaluate import PRED_COLUMNS, UTIL_COLUMNS, evaluate, utilization_scores
 from coloc.predict.inputs import contrast_features, job_frame, util_labels
@@ -32,6 +32,7 @@ SMALL = {  # every pair predictor, small enough for unit tests
     "egat": {"hidden": 16, "layers": 2, "max_epochs": 4, "patience": 2, "edge_params": {"params": {"n_estimators": 30}}},
     "egat-const": {"hidden": 16, "layers": 1, "max_epochs": 4, "patience": 2},
     "egat-coloc": {"hidden": 16, "layers": 1, "max_epochs": 4, "patience": 2, "edge_params": {"params": {"n_estimators": 30}}},
+    "egat-profiled": {"hidden": 16, "layers": 1, "max_epochs": 4, "patience": 2},
     "interactions": {},
     "completion": {},
     "blend": {"members": {"interactions": {}, "lgbm-enc": {"params": {"n_estimators": 30}, "spread": False}}},
@@ -108,7 +109,10 @@ def shuffled_labels(pairs: pd.DataFrame, which: pd.Series, seed: int) -> pd.Data
 
 @SLOW
 def test_no_leakage_held_out_family_labels_cannot_reach_its_predictions(gavel):
-    """Shuffling the held-out family's pair labels changes nothing; shuffling training labels does."""
+    """Shuffling the held-out family's pair labels in the tables the folds are cut from changes nothing; shuffling
+    training labels does. What it checks: the held-out labels never reach ``fit``. The predictions are made with the
+    unshuffled tables as context in every run, so a predictor that reads the measured pair at inference is not caught
+    here: egat-profiled does so by design (ISACPP's setting), see the next test."""
     family = "lm"
     touches = (gavel.pairs["workload_a"].map(family_of) == family) | (gavel.pairs["workload_b"].map(family_of) == family)
     held = Tables(gavel.workloads, gavel.solo, shuffled_labels(gavel.pairs, touches, 1), gavel.devices)
@@ -121,10 +125,43 @@ def test_no_leakage_held_out_family_labels_cannot_reach_its_predictions(gavel):
         predictor = make_predictor(name, 0, **SMALL[name])
         return predict_pairs(predictor.fit(fold.train, groups="family"), fold.test, gavel)[["pred_norm_a", "pred_norm_b"]].to_numpy()
 
-    for name in ("mean", "lgbm", "lgbm-enc", "horus", "egat", "interactions", "blend"):
+    for name in ("mean", "lgbm", "lgbm-enc", "horus", "egat", "egat-profiled", "interactions", "blend"):
         base = fold_predictions(gavel, name)
         np.testing.assert_array_equal(fold_predictions(held, name), base, err_msg=name)
         assert not np.array_equal(fold_predictions(trained, name), base), name
+
+
+def test_egat_profiled_reads_the_measured_pair_at_inference_and_egat_does_not(gavel):
+    """ISACPP's setting, labelled: egat-profiled's edges at inference are the measured slowdowns of the pairs it
+    predicts (every pair profiled beforehand), so changing the held-out pairs' labels in the inference context changes
+    its predictions; egat's (predicted edges, coloc's setting) do not change. Both fit on the training fold only."""
+    family = "lm"
+    touches = (gavel.pairs["workload_a"].map(family_of) == family) | (gavel.pairs["workload_b"].map(family_of) == family)
+    other = Tables(gavel.workloads, gavel.solo, shuffled_labels(gavel.pairs, touches, 1), gavel.devices)
+    fold = next(f for f in folds(gavel, "lofo") if f.held_out == family)
+    for name, reads_pair in (("egat-profiled", True), ("egat", False)):
+        predictor = make_predictor(name, 0, **SMALL[name]).fit(fold.train, groups="family")
+        seen = predict_pairs(predictor, fold.test, gavel)[["pred_norm_a", "pred_norm_b"]].to_numpy()
+        moved = predict_pairs(predictor, fold.test, other)[["pred_norm_a", "pred_norm_b"]].to_numpy()
+        assert (not np.array_equal(seen, moved)) == reads_pair, name
+    summary_row = stage.setting(params_of(make_predictor("egat-profiled", 0)))
+    assert summary_row == stage.PROFILED_SETTING and stage.setting(params_of(make_predictor("egat", 0))) == stage.OUT_OF_FOLD
+
+
+def test_egat_profiled_trains_on_the_measured_edges_and_only_it_may_use_them(gavel):
+    fold = folds(gavel, "random5", seed=0)[0]
+    edges = measured_edges(fold.train)
+    row = fold.train.pairs[fold.train.pairs["feasible"]].iloc[3]
+    d, a, b = row["device"], row["workload_a"], row["workload_b"]
+    if a != b:
+        assert edges[(d, a, b)] == pytest.approx(-np.log(row["norm_a"]))
+        assert edges[(d, b, a)] == pytest.approx(-np.log(row["norm_b"]))
+    with pytest.raises(KeyError, match="no measured pair"):
+        edges[("v100", "nope", a)]
+    with pytest.raises(ValueError, match="only as egat-profiled"):
+        make_predictor("egat", 0, edge="measured").fit(fold.train)
+    with pytest.raises(ValueError, match="only as egat-profiled"):
+        make_predictor("egat-profiled", 0, edge="lgbm").fit(fold.train)
 
 
 def test_egat_edges_of_training_pairs_never_carry_their_own_label(gavel):

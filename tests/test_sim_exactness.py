@@ -111,19 +111,34 @@ def test_philly_20000_jobs_decide_as_the_reference(name, raw_files, gavel, monke
 
 
 @pytest.mark.parametrize("name", ["isacpp"])
-def test_pairs_that_do_not_interfere_tie_by_rounding_and_decide_as_the_reference(name, gavel, monkeypatch):
-    """Job types measured at normalized throughput 1.0 together, with low utilizations: ISACPP's score is flat
-    in the resident's remaining time, its GPUs tie up to rounding, and long flat pieces are scored as arrays."""
+def test_pairs_that_do_not_interfere_decide_as_the_reference_with_no_flat_piece(name, gavel, monkeypatch):
+    """Job types measured at normalized throughput 1.0 together: ISACPP's score is still strictly monotone on each
+    piece (its contention is positive), so no piece is flat and none is scored as an array; the search finds what
+    scoring every GPU finds."""
     import coloc.policies.lone as lone
     solo, pairs = gavel
     truth = GroundTruth(solo, pairs, "v100")
     kinds = ["resnet18-cifar10-b16", "resnet18-cifar10-b32", "recommendation-ml20m-b512"]
     assert all(truth.pair_norm("v100", a, b) == 1.0 for a in kinds[:2] for b in kinds)
-    preds = Predictions.from_truth(truth, Predictions({}, utils={key: 0.3 for key in truth.solo_throughputs()}))
+    preds = Predictions.from_truth(truth)
     table = traces.poisson(1500, kinds, seed=2, load=2.5, total_gpus=128, gpu_mix={1: 1.0})
     flat = []
     scored = lone._least_of_flat_piece
     monkeypatch.setattr(lone, "_least_of_flat_piece", lambda group, lo, hi, *rest: (
         flat.append(hi - lo), scored(group, lo, hi, *rest))[1])
-    assert_same(name, table, truth, ClusterSpec((("v100", 128),)), preds, monkeypatch)
-    assert len(flat) > 50 and max(flat) >= 32, f"flat pieces scored as arrays: {len(flat)}, longest {max(flat, default=0)}"
+    jobs, _, _ = assert_same(name, table, truth, ClusterSpec((("v100", 128),)), preds, monkeypatch)
+    assert flat == [] and (jobs["colocated_time"] > 0).sum() > 100
+
+
+@pytest.mark.parametrize("name", ["isacpp"])
+@pytest.mark.parametrize("cap", [2, 3, 4])
+def test_isacpp_with_memory_requests_decides_as_the_reference(name, cap, gavel, monkeypatch):
+    """Caps of 2 to 4 jobs per GPU, with job memory requests that bind (2 to 9 GB on 16 GB V100s): ISACPP has no
+    cap of its own, memory decides below the cluster's."""
+    solo, pairs = gavel
+    solo = solo.assign(mem_bytes=[(2 + (7 * i) % 8) * 2.0 ** 30 for i in range(len(solo))])
+    truth = GroundTruth(solo, pairs, "v100")
+    table = traces.poisson(700, truth.workloads("v100"), seed=4, load=3.0, total_gpus=24, gpu_mix={1: 8, 2: 1})
+    jobs, _, _ = assert_same(name, table, truth, ClusterSpec((("v100", 24),), max_jobs_per_gpu=cap),
+                             perturbed(truth, 2), monkeypatch)
+    assert (jobs["colocated_time"] > 0).any()

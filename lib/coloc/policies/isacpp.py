@@ -1,30 +1,33 @@
-"""ISACPP: multi-stage interference score on predicted co-located performance.
+"""ISACPP as its authors built it: the multi-stage interference score, each job to the GPU of least score.
 
-For a candidate GPU, the jobs already there plus the new job run in stages
-(each ends when the first job finishes). In a stage a job's contention is the
-sum over resources of co-located demand over solo demand; its interference is
-the sum over its stages of (stage length / its solo remaining time) x
-contention. The GPU's score is the new job's interference plus the mean
-interference of the jobs already there; an idle GPU scores the new job alone.
-The job goes to the GPU of least score, in FIFO order.
+The score (coloc.policies.stages states it exactly, with the reference's lines): for a candidate GPU,
+the new job and the jobs already there run in stages, each ending when the first job finishes. In a
+stage a job's contention is the sum over resources of its solo over its predicted co-located use (no
+time term); the stage where a job runs alone counts 0. A job's interference is the sum over its stages
+of (stage length / its predicted co-located remaining time) x contention, a resident's only over the
+stages until the first of it and the new job ends. The GPU's score is the new job's interference plus
+the mean of the residents'; an idle GPU scores exactly 0.
 
-Two forms (coloc.policies.stages; the run's summary column isacpp_score_form says which ran):
-* "per-resource", the paper's, when the predictions carry per-resource co-located over solo use
-  (Predictions.resource_ratios): contention = 1 / factor + the sum of those ratios; every GPU is scored.
-* "two-resource", coloc's adaptation to Gavel data (no per-resource co-location measurements):
-resources are (1) time, contention 1 / predicted normalized throughput, and
-(2) SM utilization, contention max(1, sum of the stage's predicted solo
-utilizations) (demand over the GPU's capacity) when utilization predictions
-are given. Remaining times use the jobs' known durations, as ISACPP assumes
-known epoch counts. Predicted slowdowns are >= 1, so an idle GPU always
-scores below a shared one: shared GPUs are scored only when none is idle.
-Queue order is FIFO with backfilling (a job that does not fit is passed over).
+Forms (the run summary's isacpp_score_form): "per-resource" where the predictions carry per-resource
+co-located over solo use (Predictions.resource_ratios); "throughput-scaled" on Gavel's data, which
+measured throughput only: contention = 1 (GPU memory, held) + 2 / factor (PCIe bandwidth and GPU
+utilization, taken to scale with the job's normalized throughput, so solo / co-located = 1 / factor).
 
-Next to one resident the score is piecewise monotone in the resident's remaining time, so the
-best GPU of a group of one-job GPUs is found without scoring them all (coloc.policies.lone),
-and the score's values at the ends of its pieces bound the whole group: groups are visited
-least bound first and the search stops at the first whose bound is above the best found. The
-choice, ties included, is the one scoring every GPU gives.
+Where the job may go: no cap of ISACPP's own on jobs per GPU (max_jobs_per_gpu None: the cluster's cap,
+the simulated world's, is the only count). The reference's only check is that the GPU memory requests of
+the set fit the device (coloc.policies.volcano.memory_fits: declared peak memory, True where unknown), plus
+the world's fit rule (view.can_share), which every policy respects. Queue order is FIFO; a job that fits
+nowhere is passed over. Remaining times use the jobs' known work, as ISACPP knows epochs and iterations.
+
+Every score is >= 0 and a shared GPU's is > 0 (contention > 0 in a shared stage of positive length), so
+an idle GPU (0) beats every shared one: jobs go to idle GPUs first (base.fill_idle; ties among idle GPUs
+go to the cluster's best fit, not to the lowest index), and shared GPUs are scored when none is idle.
+
+Next to one resident the score is monotone on each side of the point where both would end together
+(proof in _lone_pair), so the best GPU of a group of one-job GPUs is found without scoring them all
+(coloc.policies.lone), and the score's values at the ends of its pieces bound the whole group: groups
+are visited least bound first and the search stops at the first whose bound is above the best found.
+The choice, ties included, is the one scoring every GPU gives (tests/reference_sim/isacpp.py).
 """
 from __future__ import annotations
 
@@ -33,18 +36,17 @@ import math
 import numpy as np
 
 from coloc.policies.base import Policy, fill_idle, pack_singles, register
-from coloc.policies.lone import REL, best_lone_gpu, direction, least_of_flat_pieces, piece_floors
-from coloc.policies.stages import per_resource_score, two_resource_score
+from coloc.policies.lone import REL, best_lone_gpu, direction, piece_floors
+from coloc.policies.stages import isacpp_score, pair_score, resource_contention, throughput_contention
+from coloc.policies.volcano import memory_fits
 
 
 @register("isacpp")
 class Isacpp(Policy):
     kind = "predictive"
     needs = ("norm",)
-    optional = ("util",)
 
-    def __init__(self, use_util: bool = True, max_jobs_per_gpu: int | None = None):
-        self.use_util = use_util
+    def __init__(self, max_jobs_per_gpu: int | None = None):
         self.max_jobs_per_gpu = max_jobs_per_gpu
 
     def reset(self, view) -> None:
@@ -55,9 +57,9 @@ class Isacpp(Policy):
         self._ranked: dict[str, tuple[int, list]] = {}
         self._by_group: dict[str, dict[tuple[str, tuple[str, ...]], tuple]] = {}  # _ranking's, by group
         self._candidates_at: dict[str, tuple[int, list]] = {}  # (cluster.open_changes, _candidates' answer)
-        self._util = self.use_util and view.predictions.has_util()
-        # the paper's form wherever resource predictions exist; else coloc's two-resource adaptation
-        self.score_form = "per-resource" if view.predictions.has_resources() else "two-resource"
+        self._fit: dict[tuple[str, tuple[str, ...]], bool] = {}
+        # the paper's form wherever resource predictions exist; else coloc's adaptation to throughput-only data
+        self.score_form = "per-resource" if view.predictions.has_resources() else "throughput-scaled"
         self._cap = view.cluster.cap  # (capped at max_jobs_per_gpu by the view, when given)
 
     def schedule(self, view) -> None:
@@ -68,7 +70,6 @@ class Isacpp(Policy):
         best = None
         open_groups = {device: view.cluster.open_groups(device) for device in view.cluster.devices}
         t_new = {}  # the new job's solo remaining time, per device
-        flat: list = []  # long flat pieces set aside (coloc.policies.lone), scored together at the end
         for device, sig, cutoff, pair in self._candidates(view, job.workload):
             if best is not None and cutoff > best[0]:
                 break  # this group and the rest score above the best (cutoff: least score a group can reach)
@@ -78,21 +79,19 @@ class Isacpp(Policy):
             if device not in t_new:
                 t_new[device] = job.remaining / view.speed(device, job.workload)
             if pair is not None:
-                best = self._best_lone(view, pair, t_new[device], gpus, best, flat)
+                best = self._best_lone(view, pair, t_new[device], gpus, best)
                 continue
             for gpu in gpus:
                 option = (self.gpu_score(view, job, device, gpu), gpu)
                 if best is None or option < best:
                     best = option
-        if flat:
-            best = least_of_flat_pieces(flat, view.now, best)
         return None if best is None else best[1]
 
     def _candidates(self, view, workload: str) -> list[tuple]:
         """(device, signature, cutoff, pair) of the groups `workload` may join, least cutoff first: cutoff, the
         least score any GPU of the group can reach less the rounding allowance (-inf where no bound is known:
-        scored first); pair, the _lone_pair numbers where the group's GPUs hold one job each and the score is
-        the two-resource form (else None). When most of the groups are empty, only the non-empty ones, sorted anew.
+        scored first); pair, the _lone_pair numbers where the group's GPUs hold one job each (else None). When
+        most of the groups are empty, only the non-empty ones, sorted anew.
         Kept while the same groups are open (a group is made open: cluster.open_changes counts both)."""
         cluster = view.cluster
         cached = self._candidates_at.get(workload)
@@ -122,9 +121,9 @@ class Isacpp(Policy):
             if not view.has_solo(device, workload):
                 continue
             for sig in groups[device]:
-                if len(sig) >= self._cap or not view.can_share(device, sig + (workload,)):
+                if len(sig) >= self._cap or not self.fits(view, device, sig, workload):
                     continue
-                if len(sig) == 1 and self.score_form == "two-resource":
+                if len(sig) == 1:
                     pair = self._lone_pair(device, workload, sig[0])
                     bound = min(self._pair_ends(device, workload, sig[0]))
                     ranked.append((device, sig, bound - REL * (1.0 + abs(bound)), pair))
@@ -138,94 +137,99 @@ class Isacpp(Policy):
     def summary_fields(self) -> dict:
         return {"isacpp_score_form": self.score_form}
 
-    def _contention(self, device: str, factor: float, workloads) -> float:
-        if not self._util:
-            return 1.0 / factor
-        return 1.0 / factor + max(1.0, sum(self._preds.util(device, w) for w in workloads))
+    def fits(self, view, device: str, sig: tuple[str, ...], workload: str) -> bool:
+        """Whether a `workload` job may join the jobs `sig` on a GPU of `device`: the set's declared GPU memory
+        fits the device (ISACPP's only check) and the world's fit rule allows the set."""
+        key = (device, sig + (workload,))
+        fit = self._fit.get(key)
+        if fit is None:
+            fit = self._fit[key] = memory_fits(view, device, sig, workload) and view.can_share(device, key[1])
+        return fit
 
-    def _best_pair(self, view, device: str, new: str, t_new: float, old: str, gpus, best=None):
-        """Least (gpu_score, gpu) over a group of GPUs each holding one job of workload `old`, and `best`."""
-        return self._best_lone(view, self._lone_pair(device, new, old), t_new, gpus, best)
+    def contention(self, device: str, workload: str, others, factor: float) -> float:
+        """Contention of a `workload` job sharing a GPU of `device` with jobs `others`, at co-located `factor`."""
+        if self.score_form == "per-resource":
+            return resource_contention([self._preds.resource_ratios(device, workload, o) for o in others])
+        return throughput_contention(factor)
 
-    def _best_lone(self, view, pair: tuple, t_new: float, gpus, best=None, flat: list | None = None):
-        """_best_pair with the pair's _lone_pair numbers; long flat pieces set aside in `flat` where given."""
-        n_new, n_old, c_new, c_old, alone_new, alone_old, below, above, floors, key = pair
+    def _best_lone(self, view, pair: tuple, t_new: float, gpus, best=None):
+        """Least (score, gpu) over a group of GPUs each holding one job (the pair's _lone_pair numbers) and `best`."""
+        n_new, n_old, c_new, c_old, below, above, floors = pair
         residents, now = view.cluster.residents, view.now
-        a = t_new / n_new  # the stage ends when the first ends: min(a, t_old / n_old)
-        split = n_old * a
-        i_new_first = a / t_new * c_new + (t_new - n_new * a) / t_new * alone_new  # i_new when the new job ends first
+        a = t_new / n_new
 
         def remaining(gpu: int) -> float:
             resident = residents[gpu][0]
             return resident.remaining_at(now) / resident.speed
 
-        def score(t_old: float) -> float:  # i_new + i_old, stage = min(a, b); the same operations either way
+        def score(t_old: float) -> float:  # stages.pair_score, inlined: the same operations
             b = t_old / n_old
             if b < a:
-                return (b / t_new * c_new + (t_new - n_new * b) / t_new * alone_new
-                        + (b / t_old * c_old + (t_old - n_old * b) / t_old * alone_old))
-            return i_new_first + (a / t_old * c_old + (t_old - split) / t_old * alone_old)
+                return b / (b + (t_new - n_new * b)) * c_new + c_old
+            return c_new + a / (a + (t_old - n_old * a)) * c_old
 
-        def scores(t_old: np.ndarray) -> np.ndarray:  # score, element-wise (the same operations)
-            stage = np.minimum(a, t_old / n_old)
-            return (stage / t_new * c_new + (t_new - n_new * stage) / t_new * alone_new
-                    + (stage / t_old * c_old + (t_old - n_old * stage) / t_old * alone_old))
+        def scores(t_old: np.ndarray) -> np.ndarray:  # pair_score element-wise, the same operations
+            b = t_old / n_old
+            return np.where(b < a, b / (b + (t_new - n_new * b)) * c_new + c_old,
+                            c_new + a / (a + (t_old - n_old * a)) * c_old)
 
         if view.spec.share_multi_gpu:  # a lone gang job's speed follows its other GPUs: no fixed order
             return min([(score(remaining(gpu)), gpu) for gpu in gpus] + ([best] if best else []))
-        return best_lone_gpu(gpus, now, remaining, score, split, below, above, None, best, floors, scores, flat, key)
+        return best_lone_gpu(gpus, now, remaining, score, n_old * a, below, above, None, best, floors, scores)
 
     def _lone_pair(self, device: str, new: str, old: str) -> tuple:
-        """A pair's terms (_terms), the directions of its score's two pieces, their floors (lone.piece_floors) and
-        a key equal for pairs of equal terms on one device (their pieces' scores are one function of t_old).
+        """A pair's terms (n_new, n_old, c_new, c_old), the directions of its score's two pieces in the
+        resident's solo remaining time t, and their floors (lone.piece_floors).
 
-        Resident ends first (t_old < n_old t_new / n_new):
-          i_new = alone_new + t_old (c_new - n_new alone_new) / (n_old t_new), i_old constant;
-        new job ends first: i_old = alone_old + (t_new / n_new) (c_old - n_old alone_old) / t_old, i_new constant.
+        The score is monotone on each piece. With a = t_new / n_new and split = n_old a (both end together):
+        * t < split (the resident ends first; b = t / n_old < a): score = c_old + c_new b / D(b) with
+          D(b) = t_new - (n_new - 1) b, linear in b, D(0) = t_new > 0 and D(a) = a > 0, so D > 0 on [0, a];
+          d/db (b / D(b)) = (D(b) + (n_new - 1) b) / D(b)^2 = t_new / D(b)^2 > 0: the score rises with t
+          (strictly, as c_new > 0), from c_old (t -> 0) to c_old + c_new (t = split);
+        * t >= split (the new job ends first): score = c_new + c_old a / E(t) with E(t) = a + (t - split) >= a
+          > 0, increasing in t: the score falls with t (strictly, as c_old > 0), from c_new + c_old to c_new
+          (t -> infinity).
+        So below = +1 and above = -1 wherever the contentions are positive (as every form's are).
         """
         pair = self._pairs.get((device, new, old))
         if pair is None:
-            n_new, n_old, c_new, c_old, alone_new, alone_old = terms = self._pair_terms_of(device, new, old)
+            n_new, n_old, c_new, c_old = terms = self._pair_terms_of(device, new, old)
             pair = self._pairs[(device, new, old)] = (
-                *terms, direction(c_new - n_new * alone_new), -direction(c_old - n_old * alone_old),
-                piece_floors(self._pair_ends(device, new, old)), (device, *terms))
+                *terms, direction(c_new), -direction(c_old), piece_floors(self._pair_ends(device, new, old)))
         return pair
 
     def _pair_ends(self, device: str, new: str, old: str) -> tuple[float, float, float]:
-        """Two-resource score of a `new` job next to one `old` job as the resident's remaining time goes to 0
-        (c_old / n_old + alone_new), where both end together (c_new / n_new + c_old / n_old) and to infinity
-        (c_new / n_new + alone_old). The score is monotone between them (coloc.policies.lone)."""
-        n_new, n_old, c_new, c_old, alone_new, alone_old = self._pair_terms_of(device, new, old)
-        return c_old / n_old + alone_new, c_new / n_new + c_old / n_old, c_new / n_new + alone_old
+        """The score of a `new` job next to one `old` job as the resident's remaining time goes to 0 (c_old),
+        where both end together (c_new + c_old) and to infinity (c_new); monotone between (_lone_pair)."""
+        n_new, n_old, c_new, c_old = self._pair_terms_of(device, new, old)
+        return c_old, c_new + c_old, c_new
 
     def _pair_terms_of(self, device: str, new: str, old: str) -> tuple[float, ...]:
         terms = self._pair_terms.get((device, new, old))
         if terms is None:
-            terms = self._pair_terms[(device, new, old)] = self._terms(device, new, old)
+            n_new, n_old = self._preds.norm(device, new, old), self._preds.norm(device, old, new)
+            terms = self._pair_terms[(device, new, old)] = (
+                n_new, n_old, self.contention(device, new, (old,), n_new), self.contention(device, old, (new,), n_old))
         return terms
 
-    def _terms(self, device: str, new: str, old: str) -> tuple[float, ...]:
-        """(n_new, n_old, contention of each co-located, of each alone) of a new `new` next to an `old`."""
-        n_new, n_old = self._preds.norm(device, new, old), self._preds.norm(device, old, new)
-        c_new, c_old = self._contention(device, n_new, (new, old)), self._contention(device, n_old, (new, old))
-        alone_new, alone_old = self._contention(device, 1.0, (new,)), self._contention(device, 1.0, (old,))
-        return n_new, n_old, c_new, c_old, alone_new, alone_old
-
     def gpu_score(self, view, job, device: str, gpu: int) -> float:
-        """New job's interference plus the mean of the residents' interference on `gpu`."""
-        members = [job] + view.cluster.residents[gpu]
-        remaining = [job.remaining / view.speed(device, job.workload)]
-        remaining += [m.remaining_at(view.now) / m.speed for m in members[1:]]
-        names = [m.workload for m in members]
+        """ISACPP's score of `gpu` for `job`: 0 if idle; the new job's interference plus the residents' mean."""
+        residents = view.cluster.residents[gpu]
+        if not residents:
+            return 0.0
+        t_new = job.remaining / view.speed(device, job.workload)
+        if len(residents) == 1:
+            n_new, n_old, c_new, c_old = self._pair_terms_of(device, job.workload, residents[0].workload)
+            resident = residents[0]
+            return pair_score(t_new, resident.remaining_at(view.now) / resident.speed, n_new, n_old, c_new, c_old)
+        remaining = [t_new] + [m.remaining_at(view.now) / m.speed for m in residents]
+        names = [job.workload] + [m.workload for m in residents]
         norm = self._preds.norm
 
         def pair_norm(i: int, k: int) -> float:
             return norm(device, names[i], names[k])
 
-        if self.score_form == "per-resource":
-            preds = self._preds
-            return per_resource_score(remaining, pair_norm,
-                                      lambda i, k: preds.resource_ratios(device, names[i], names[k]),
-                                      len(preds.resource_names))
-        solo_util = [self._preds.util(device, w) for w in names] if self._util else None
-        return two_resource_score(remaining, pair_norm, solo_util)
+        def contention(i: int, active: tuple, factors: dict) -> float:
+            return self.contention(device, names[i], [names[k] for k in active if k != i], factors[i])
+
+        return isacpp_score(remaining, pair_norm, contention)

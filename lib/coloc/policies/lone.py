@@ -4,7 +4,8 @@ For a new job next to one resident, ISACPP's score is a function of the resident
 remaining time t alone (the rest is fixed by the two job types and the new job), in two
 pieces split where both jobs would end together (t = `split`): below, the resident ends
 first; above, the new job does. Each piece is monotone in t (its direction known from the
-job types' numbers; 0 when flat or unknown). A GpuGroup keeps its GPUs ordered by t
+job types' numbers; 0 when flat or unknown). ISACPP's published score rises on the first
+and falls on the second (proof: coloc.policies.isacpp.Isacpp._lone_pair), never flat. A GpuGroup keeps its GPUs ordered by t
 (coloc.sim.cluster.GpuGroup.by_finish), so the least score of a piece lies at one end: the
 scan starts there and stops as soon as no GPU further on can score below the best so far,
 allowing for rounding (in t and in the score). Ties go to the lowest GPU, and the scores are

@@ -18,6 +18,16 @@ fitted without that pair, on inner folds carved like the protocol's test folds);
 ``edge="constant"``: every edge carries 1 (self-loops 0), so only the graph structure is
 used. Self-loops carry slowdown 0.
 
+``egat-profiled`` (:class:`EGGATProfiled`) is ISACPP's own setting, not coloc's honest one: ISACPP
+profiles every pair of known job types beforehand (the score server reads the co-location CSV of
+measured pairs, server.py ``get_graph_features_and_edges``), so its edges are the *measured* pair
+slowdowns, at training and at inference. Its edges are ``edge="measured"``: the training graphs'
+from the training fold's measured pairs, the predicted graphs' from the measured pairs of the
+context tables, the pair being predicted included. Its pair predictions therefore read the
+measured label of the pair they predict; ``fit`` still sees only the training fold. Its name says
+so in every table; the predictor summary lists it as ISACPP's setting. It trains no LightGBM edge
+model (the measured edges replace it), so it costs one network training, less than ``egat``.
+
 ``egat`` (:class:`EGGAT`), the published layer (self-cream/ISACPP,
 ``predictor/ggat_prediction_duration``), written anew. One attention head: z = LeakyReLU(W h);
 logit of edge j -> i = LeakyReLU(a.(z_i || z_j) x w_e . edge_ij) (the attention logit scaled
@@ -56,8 +66,9 @@ from coloc.predict.inputs import graph_columns, job_frame, lookup
 from coloc.predict.protocols import derived_seed, group_of, groups_in, inner_folds, touches
 from coloc.predict.registry import check_params, register
 from coloc.devices import ISACPP_FEATURES
+from coloc.pairs import directed, keyed_mean
 
-EDGE_CHOICES = ("lgbm", "constant")
+EDGE_CHOICES = ("lgbm", "constant", "measured")  # "measured": egat-profiled only
 # Node feature groups that option ``drop`` can leave out (ISACPP's ablation).
 FEATURE_GROUPS = ("gpu", "hyper", "model")
 HYPER_COLUMNS = ("batch_size",)  # the hyperparameters among the workloads table's graph features
@@ -252,6 +263,20 @@ def slowdown(norm) -> np.ndarray:
     return -np.log(np.clip(np.asarray(norm, float), 0.05, 2.0))
 
 
+def measured_edges(tables: Tables) -> dict:
+    """{(device, dst, src): edge} from the measured pairs of ``tables`` (feasible ones): ISACPP's edges."""
+    pairs = tables.pairs[tables.pairs["feasible"].astype(bool)]
+    return MeasuredEdges({key: float(slowdown(value)) for key, value in keyed_mean(directed(pairs), "norm").items()})
+
+
+class MeasuredEdges(dict):
+    """measured_edges, naming the missing pair when one is asked for."""
+
+    def __missing__(self, key):
+        raise KeyError(f"egat-profiled: no measured pair for (device, job, co-runner) = {key}; ISACPP's setting "
+                       f"needs every pair of known job types profiled")
+
+
 class EdgeModel:
     """Edge values from the LightGBM pair baseline: fitted on the training fold only.
 
@@ -313,9 +338,14 @@ class GraphPairModel(Predictor):
         self.edge_params = edge_params  # options of the LightGBM pair baseline of the edges (edge "lgbm")
         self.drop = drop  # node feature groups left out (FEATURE_GROUPS)
 
+    profiled = False  # True: may read the measured pairs at inference (ISACPP's setting, egat-profiled)
+
     def check_params(self) -> None:
         if self.edge not in EDGE_CHOICES:
             raise ValueError(f"edge {self.edge!r}; expected one of {EDGE_CHOICES}")
+        if (self.edge == "measured") != self.profiled:
+            raise ValueError(f"{self.name}: edge {self.edge!r}; measured edges (the pair's own label at inference) "
+                             f"only as egat-profiled, ISACPP's setting, which always uses them")
         if self.edge_params is not None:
             check_params(LightGBMPairs, self.edge_params, "edge_params", fixed=("spread",))
         unknown = [g for g in self.drop if g not in FEATURE_GROUPS]
@@ -348,6 +378,8 @@ class GraphPairModel(Predictor):
     def _edge_fn(self, context: Tables, known: dict | None = None):
         if self.edge == "constant":
             return lambda device, dst, src: np.ones(len(dst))
+        if self.edge == "measured":
+            known = measured_edges(context) if known is None else known
         if known is not None:
             return lambda device, dst, src: np.array([known[k] for k in zip(device, dst, src)])
         return lambda device, dst, src: self.edges_.predict(context, device, dst, src)
@@ -376,6 +408,8 @@ class GraphPairModel(Predictor):
         if self.edge == "lgbm":
             self.edges_ = EdgeModel(self.seed, **(self.edge_params or {})).fit(train)
             known = self.edges_.training_edges(train, groups)
+        elif self.edge == "measured":
+            known = measured_edges(train)  # the training fold's measured pairs (ISACPP profiled them)
         sets = [(d, (a, b)) for d, a, b in pairs[["device", "workload_a", "workload_b"]].itertuples(index=False)]
         x, e, adj, mask = set_graphs(sets, self._nodes(train), self._edge_fn(train, known))
         y = self._targets(pairs, train)
@@ -463,6 +497,18 @@ class EGGATConstantEdges(EGGAT):
 
     name = "egat-const"
     defaults = {"edge": "constant"}
+
+
+@register
+class EGGATProfiled(EGGAT):
+    """ISACPP's setting (the module docstring): the published E-GGAT whose edges, in training and at inference,
+    are the measured pair slowdowns, since ISACPP profiles every pair of known job types beforehand. At
+    inference it reads the measured label of the pair it predicts: an upper reference for egat, not an
+    out-of-fold prediction in coloc's sense (egat is coloc's honest setting: predicted edges for new types)."""
+
+    name = "egat-profiled"
+    defaults = {"edge": "measured"}
+    profiled = True
 
 
 @register
