@@ -127,3 +127,16 @@ def test_pairs_that_do_not_interfere_tie_by_rounding_and_decide_as_the_reference
         flat.append(hi - lo), scored(group, lo, hi, *rest))[1])
     assert_same(name, table, truth, ClusterSpec((("v100", 128),)), preds, monkeypatch)
     assert len(flat) > 50 and max(flat) >= 32, f"flat pieces scored as arrays: {len(flat)}, longest {max(flat, default=0)}"
+
+
+@pytest.mark.parametrize("devices, cap", [((("v100", 40),), 3), ((("v100", 16), ("p100", 16), ("k80", 8)), 4)])
+def test_horus_with_declared_memory_decides_as_the_reference(devices, cap, gavel, monkeypatch):
+    """Declared peak memory per job type (1-9 GiB, drawn): the memory term and the 500 MiB rule in play."""
+    solo, pairs = gavel
+    rng = np.random.default_rng(4)
+    mem = {w: float(rng.uniform(1.0, 9.0)) * 2 ** 30 for w in sorted(solo["workload"].unique())}
+    truth = GroundTruth(solo.assign(mem_bytes=solo["workload"].map(mem)), pairs, "v100", memory_source="test")
+    table = traces.poisson(800, truth.workloads("v100"), seed=3, load=2.0, total_gpus=40, gpu_mix={1: 8, 2: 1, 4: 1})
+    jobs, _, _ = assert_same("horus", table, truth, ClusterSpec(devices, gpus_per_node=4, max_jobs_per_gpu=cap),
+                             perturbed(truth), monkeypatch)
+    assert (jobs["colocated_time"] > 0).any()
