@@ -128,3 +128,25 @@ def fit_agreement(pairs: pd.DataFrame, memory: dict[tuple[str, str], float] | pd
     table["accuracy"] = (table["tp"] + table["tn"]) / known.where(known > 0)
     table["headroom_bytes"] = float(headroom)
     return table
+
+
+def device_memories(devices) -> dict[str, float]:
+    """{device: one GPU's memory in bytes} from coloc.devices, for the devices it knows."""
+    from coloc.devices import canonical_gpu, device_row
+    out = {}
+    for device in devices:
+        name = canonical_gpu(device)
+        if name:
+            out[device] = float(device_row(name)["memory_bytes"])
+    return out
+
+
+def estimate_agreement(pairs: pd.DataFrame, memory_table: pd.DataFrame,
+                       headrooms=(0.0, 500 * 2 ** 20)) -> pd.DataFrame:
+    """fit_agreement of the memory table's estimates (the same on every device) against `pairs.feasible`, once per
+    headroom (0: the two estimates fit the memory; 500 MiB: Horus's rule), with each device's memory."""
+    devices = sorted(pairs["device"].unique())
+    per_type = memory_table.set_index("workload")["mem_bytes"]
+    estimates = {(d, w): float(v) for d in devices for w, v in per_type.items()}
+    capacity = device_memories(devices)
+    return pd.concat([fit_agreement(pairs, estimates, capacity, h) for h in headrooms], ignore_index=True)
