@@ -36,6 +36,7 @@ from coloc.policies.base import Policy, register
 from coloc.policies.volcano import memory_fits
 
 HEADROOM_BYTES = 500 * 2 ** 20
+_UNKNOWN = object()
 
 
 def horus_cost(memory_used: float, memory_job: float, device_memory: float | None, util_used: float,
@@ -149,20 +150,23 @@ class Horus(Policy):
                 cost = self.cost(view, device, (), job.workload)
                 option = (cost, cluster.lowest_free_node(device))
                 best = option if best is None or option < best else best
+            workload, costs = job.workload, self._costs
             for sig, group in cluster.open_groups(device).items():
-                cost = self.cost(view, device, sig, job.workload)
+                cost = costs.get((device, sig, workload), _UNKNOWN)  # (the cache, read inline: the hot loop)
+                if cost is _UNKNOWN:
+                    cost = self.cost(view, device, sig, workload)
                 if cost is not None and (best is None or cost <= best[0]):
                     option = (cost, cluster.gpu_node[group.first()])
                     best = option if best is None or option < best else best
         if best is None:
             return None
-        residents, device_of = cluster.residents, cluster.gpu_device
+        residents, device_of, cap = cluster.residents, cluster.gpu_device, self._cap
         node = best[1]
         for gpu in range(self._node_first[node], self._node_first[node + 1]):
             here = residents[gpu]
             if not here:
                 return (gpu,)
-            if all(j.shareable for j in here) and self.cost(
+            if len(here) < cap and all(j.shareable for j in here) and self.cost(
                     view, device_of[gpu], cluster.signature(gpu), job.workload) is not None:
                 return (gpu,)
         raise RuntimeError(f"horus: node {node} was chosen for job {job.job_id} but none of its GPUs fits it")
