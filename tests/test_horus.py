@@ -142,7 +142,8 @@ def test_the_node_of_least_cost_first_then_its_first_gpu_that_fits():
 
 
 def test_the_node_choice_follows_the_least_cost_not_the_lowest_node():
-    """Node 0's GPUs hold a heavy job each (0.9 + 0.9: 80% over), node 1's a light one each (0.1 + 0.9: full): node 1 costs less."""
+    """Node 0's GPUs hold a heavy job each (0.9 + 0.9: 80% over), node 1's a light one each (0.1 + 0.9: full):
+    node 1 costs less."""
     truth = world({w: 1 * GIB for w in NAMES})
     spec = ClusterSpec((("v100", 4),), gpus_per_node=2, max_jobs_per_gpu=3)
     residents = [(0, "c", (0,)), (1, "c", (1,)), (2, "b", (2,)), (3, "b", (3,))]

@@ -4,7 +4,7 @@ import math
 import pandas as pd
 import pytest
 
-from coloc import features, memory
+from coloc import features, memory, recipe_memory
 
 GIB = 2 ** 30
 
@@ -16,8 +16,8 @@ def test_resnet50_estimate_counts_weights_gradients_momentum_and_activations():
     name = "resnet50-imagenet-b32"
     row = features.extract(name)
     assert 25.5e6 <= row["params"] <= 25.7e6
-    assert memory.recipe_optimizer(name) == ("SGD", 1)
-    table = memory.estimate_table(pd.DataFrame([row]))
+    assert recipe_memory.recipe_optimizer(name) == ("SGD", 1)
+    table = memory.estimate_table(pd.DataFrame([row]), recipe_memory.optimizers([name]))
     got = table.iloc[0]
     assert got["mem_bytes"] == pytest.approx(3 * row["param_bytes"] + row["activation_bytes"] + row["input_bytes"]
                                              + memory.CONTEXT_BYTES)
@@ -27,12 +27,12 @@ def test_resnet50_estimate_counts_weights_gradients_momentum_and_activations():
 def test_optimizer_state_per_parameter():
     import torch
     p = [torch.nn.Parameter(torch.zeros(1))]
-    assert memory.optimizer_slots(torch.optim.SGD(p, lr=0.1)) == ("SGD", 0)
-    assert memory.optimizer_slots(torch.optim.SGD(p, lr=0.1, momentum=0.9)) == ("SGD", 1)
-    assert memory.optimizer_slots(torch.optim.Adam(p)) == ("Adam", 2)
-    assert memory.optimizer_slots(torch.optim.AdamW(p, amsgrad=True)) == ("AdamW", 3)
+    assert recipe_memory.optimizer_slots(torch.optim.SGD(p, lr=0.1)) == ("SGD", 0)
+    assert recipe_memory.optimizer_slots(torch.optim.SGD(p, lr=0.1, momentum=0.9)) == ("SGD", 1)
+    assert recipe_memory.optimizer_slots(torch.optim.Adam(p)) == ("Adam", 2)
+    assert recipe_memory.optimizer_slots(torch.optim.AdamW(p, amsgrad=True)) == ("AdamW", 3)
     with pytest.raises(ValueError, match="Adagrad"):
-        memory.optimizer_slots(torch.optim.Adagrad(p))
+        recipe_memory.optimizer_slots(torch.optim.Adagrad(p))
 
 
 def test_a_measured_mem_bytes_is_kept_and_the_estimate_fills_the_rest():

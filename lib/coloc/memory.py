@@ -8,9 +8,10 @@ A training job's peak GPU memory is estimated as
 
 with P the parameters' bytes (`param_bytes` of the workloads table, fp32), s the optimizer's state tensors per
 parameter (SGD with momentum 1, SGD without momentum 0, Adam and AdamW 2, with amsgrad 3: read off the zoo's
-training recipe, `optimizer_slots`), A the bytes autograd saves for backward (`activation_bytes`), I the input
-batch on the device (`input_bytes`) and C a per-process allowance for the CUDA context and the cuDNN/cuBLAS
-workspaces (`CONTEXT_BYTES`, 512 MiB: a CUDA 10-11 context on Volta takes about 300-400 MiB before any tensor).
+training recipe by coloc.recipe_memory, kept apart as it needs torch and the simulation does not), A the bytes
+autograd saves for backward (`activation_bytes`), I the input batch on the device (`input_bytes`) and C a
+per-process allowance for the CUDA context and the cuDNN/cuBLAS workspaces (`CONTEXT_BYTES`, 512 MiB: a CUDA
+10-11 context on Volta takes about 300-400 MiB before any tensor).
 The estimate ignores the caching allocator's fragmentation and transient buffers of the backward pass (so it
 tends to be low for large models) and does not depend on the device.
 
@@ -31,27 +32,6 @@ MEMORY_COLUMNS = ("workload", "params", "param_bytes", "optimizer", "optimizer_s
 ESTIMATED = "estimated from the model graph (coloc.memory)"
 
 
-def optimizer_slots(optimizer) -> tuple[str, int]:
-    """(name, state tensors per parameter) of a torch optimizer instance: SGD 1 with momentum else 0, Adam/AdamW 2
-    (3 with amsgrad); other optimizers are refused, naming them."""
-    name = type(optimizer).__name__
-    defaults = optimizer.defaults
-    if name == "SGD":
-        return name, int(defaults.get("momentum", 0.0) != 0.0)
-    if name in ("Adam", "AdamW"):
-        return name, 3 if defaults.get("amsgrad", False) else 2
-    raise ValueError(f"coloc.memory: optimizer {name} has no known state size; expected SGD, Adam or AdamW")
-
-
-def recipe_optimizer(workload: str) -> tuple[str, int]:
-    """(optimizer name, state tensors per parameter) of a job type's training recipe (coloc.workloads)."""
-    import torch
-
-    from coloc import workloads
-    dummy = torch.nn.Parameter(torch.zeros(1))
-    return optimizer_slots(workloads.recipe(workload).optimizer([dummy]))
-
-
 def peak_bytes(param_bytes: float, slots: int, activation_bytes: float, input_bytes: float,
                context_bytes: float = CONTEXT_BYTES) -> float:
     """The estimate: weights, gradients and `slots` optimizer tensors of `param_bytes` each, plus activations,
@@ -59,17 +39,19 @@ def peak_bytes(param_bytes: float, slots: int, activation_bytes: float, input_by
     return float(param_bytes) * (2 + slots) + float(activation_bytes) + float(input_bytes) + float(context_bytes)
 
 
-def estimate_table(workloads: pd.DataFrame, optimizers: dict[str, tuple[str, int]] | None = None,
+def estimate_table(workloads: pd.DataFrame, optimizers: dict[str, tuple[str, int]],
                    context_bytes: float = CONTEXT_BYTES) -> pd.DataFrame:
     """The memory table: one row per job type of the workloads table, MEMORY_COLUMNS, `mem_bytes` the estimate.
-    `optimizers`: {workload: (name, slots)}; by default read off each job type's recipe (needs torch)."""
+    `optimizers`: {workload: (optimizer name, state tensors per parameter)}, e.g. coloc.recipe_memory.optimizers."""
     missing = [c for c in ("workload", "params", "param_bytes", "activation_bytes", "input_bytes")
                if c not in workloads.columns]
     if missing:
         raise ValueError(f"workloads table: columns {missing} missing; expected coloc.features' table")
     rows = []
     for row in workloads.itertuples(index=False):
-        name, slots = (optimizers[row.workload] if optimizers is not None else recipe_optimizer(row.workload))
+        if row.workload not in optimizers:
+            raise KeyError(f"coloc.memory: no optimizer given for job type {row.workload!r}")
+        name, slots = optimizers[row.workload]
         rows.append({"workload": row.workload, "params": int(row.params), "param_bytes": float(row.param_bytes),
                      "optimizer": name, "optimizer_slots": int(slots),
                      "activation_bytes": float(row.activation_bytes), "input_bytes": float(row.input_bytes),
