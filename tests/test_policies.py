@@ -83,22 +83,6 @@ def test_gandiva_keeps_a_good_pair():
     assert by_id(result, "colocated_time")[2] == pytest.approx(100 / 0.9)
 
 
-def test_horus_packs_light_jobs_even_with_idle_gpus():
-    rows = [(1, 0.0, 100.0, 1, "a"), (2, 0.0, 100.0, 1, "c")]
-    light = predictions(ABC, utils={"a": 0.3, "b": 0.3, "c": 0.3})
-    heavy = predictions(ABC, utils={"a": 0.7, "b": 0.7, "c": 0.7})
-    packed = simulate(trace(rows), truth_abc(), policies.get("horus"), TWO, light)
-    assert packed.jobs["colocated_time"].gt(0).all()  # cost |0.6 - 1| + 0.1 = 0.5 < idle 0.7
-    apart = simulate(trace(rows), truth_abc(), policies.get("horus"), TWO, heavy)
-    assert apart.jobs["colocated_time"].eq(0).all()   # cost 2 x 0.4 + 0.1 = 0.9 > idle 0.3
-
-
-def test_horus_cost_function():
-    horus = policies.get("horus", over_weight=2.0, count_weight=0.1)
-    assert horus.cost(0.4, 0) == pytest.approx(0.6)
-    assert horus.cost(1.3, 2) == pytest.approx(0.6 + 0.2)
-
-
 def test_isacpp_picks_the_gpu_of_least_interference():
     # GPU 0 runs b, GPU 1 runs c; a new a suffers less next to c (0.8 vs 0.5): it goes to GPU 1.
     rows = [(1, 0.0, 500.0, 1, "b"), (2, 0.0, 500.0, 1, "c"), (3, 5.0, 100.0, 1, "a")]

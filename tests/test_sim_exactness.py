@@ -142,3 +142,16 @@ def test_isacpp_with_memory_requests_decides_as_the_reference(name, cap, gavel, 
     jobs, _, _ = assert_same(name, table, truth, ClusterSpec((("v100", 24),), max_jobs_per_gpu=cap),
                              perturbed(truth, 2), monkeypatch)
     assert (jobs["colocated_time"] > 0).any()
+
+
+@pytest.mark.parametrize("devices, cap", [((("v100", 40),), 3), ((("v100", 16), ("p100", 16), ("k80", 8)), 4)])
+def test_horus_with_declared_memory_decides_as_the_reference(devices, cap, gavel, monkeypatch):
+    """Declared peak memory per job type (1-9 GiB, drawn): the memory term and the 500 MiB rule in play."""
+    solo, pairs = gavel
+    rng = np.random.default_rng(4)
+    mem = {w: float(rng.uniform(1.0, 9.0)) * 2 ** 30 for w in sorted(solo["workload"].unique())}
+    truth = GroundTruth(solo.assign(mem_bytes=solo["workload"].map(mem)), pairs, "v100", memory_source="test")
+    table = traces.poisson(800, truth.workloads("v100"), seed=3, load=2.0, total_gpus=40, gpu_mix={1: 8, 2: 1, 4: 1})
+    jobs, _, _ = assert_same("horus", table, truth, ClusterSpec(devices, gpus_per_node=4, max_jobs_per_gpu=cap),
+                             perturbed(truth), monkeypatch)
+    assert (jobs["colocated_time"] > 0).any()

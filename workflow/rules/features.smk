@@ -33,3 +33,29 @@ rule features:
 
 
 ALL_OUTPUTS.extend(rules.features.output)
+
+
+rule memory:
+    input:
+        notebook=NOTEBOOKS / "02_memory.ipynb",
+        code=code_of(NOTEBOOKS / "02_memory.ipynb"),
+        workloads=rules.features.output.workloads,
+        pairs="data/processed/pairs.parquet",
+    output:
+        memory="data/processed/memory.parquet",
+        agreement=report("results/memory/fit_agreement.csv", caption="../report/memory.rst", category="3 Features"),
+    resources:
+        mem_mb=2000,
+        runtime=10,
+        cpus_per_task=1,
+    log:
+        notebook="results/notebooks/02_memory.ipynb",
+    conda:
+        ENVS / "torch.yaml"
+    shell:
+        "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
+        "-p workloads_path {input.workloads:q} -p pairs_path {input.pairs:q} "
+        "-p memory_path {output.memory:q} -p agreement_path {output.agreement:q}"
+
+
+ALL_OUTPUTS.extend(rules.memory.output)

@@ -28,6 +28,7 @@ rule scheduling_delay:
         code=code_of(NOTEBOOKS / "05_scheduling_delay.ipynb"),
         solo="data/processed/solo.parquet",
         pairs="data/processed/pairs.parquet",
+        memory="data/processed/memory.parquet",
     output:
         table="results/sim/scheduling_delay.parquet",
         figure=report("figures/sim/scheduling_delay.png", caption="../report/scheduling_delay.rst",
@@ -44,7 +45,7 @@ rule scheduling_delay:
         ENVS / "tables.yaml"
     shell:
         "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
-        "-p solo_path {input.solo:q} -p pairs_path {input.pairs:q} "
+        "-p solo_path {input.solo:q} -p pairs_path {input.pairs:q} -p memory_path {input.memory:q} "
         "-p table_out {output.table:q} -p figure_out {output.figure:q} -y {params.settings:q}"
 
 

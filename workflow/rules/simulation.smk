@@ -14,6 +14,7 @@ rule simulate:
         code=code_of(NOTEBOOKS / "04_simulation.ipynb"),
         solo="data/processed/solo.parquet",
         pairs="data/processed/pairs.parquet",
+        memory="data/processed/memory.parquet",
     output:
         summary=f"{SIM_DIR}/summary.parquet",
         jobs=f"{SIM_DIR}/jobs.parquet",
@@ -35,7 +36,8 @@ rule simulate:
     shell:
         "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
         "-p scenario {wildcards.scenario:q} -p policy {wildcards.policy:q} "
-        "-p solo_path {input.solo:q} -p pairs_path {input.pairs:q} -y {params.trace:q} "
+        "-p solo_path {input.solo:q} -p pairs_path {input.pairs:q} -p memory_path {input.memory:q} "
+        "-y {params.trace:q} "
         "-p work_dir {params.work_dir:q} "
         "-p summary_out {output.summary:q} -p jobs_out {output.jobs:q} -p utilization_out {output.utilization:q} "
         "-y {params.spec:q} -y {params.predictions:q} -y {params.settings:q}"

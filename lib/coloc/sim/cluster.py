@@ -261,6 +261,12 @@ class Cluster:
                 return min(free)
         raise CapacityError(f"free count of {device} says {self.free_count[device]} but no node has an idle GPU")
 
+    def lowest_free_node(self, device: str) -> int | None:
+        """The lowest-numbered node of `device` with an idle GPU; None if none (from the nodes-by-idle-count index:
+        the first node of each non-empty count, no walk over the nodes)."""
+        heads = [nodes[0] for nodes in self._nodes_by_free[device][1:] if nodes]
+        return min(heads) if heads else None
+
     def pick_free(self, device: str, n: int) -> tuple[int, ...] | None:
         """n idle GPUs of `device`, on as few nodes as possible (best fit); None if too few."""
         if self.free_count[device] < n:

@@ -129,20 +129,22 @@ def clear(work_dir: str | Path) -> None:
 def run_policy(scenario: str, policy: str, spec: Mapping, settings: Mapping, solo: pd.DataFrame,
                pairs: pd.DataFrame, trace_table: pd.DataFrame | None, predictions_path: str = "",
                utilization_path: str = "", work_dir: str | Path | None = None,
-               log: Callable[[str], None] = print) -> dict[str, pd.DataFrame]:
+               log: Callable[[str], None] = print, memory_source: str = "measured") -> dict[str, pd.DataFrame]:
     """Every run (seed x sweep point) of `policy` in `scenario`: {'summary', 'jobs', 'utilization'} tables.
 
     With `work_dir`, each finished run's three tables are written to work_dir/<point name>/ (a run's
     folder appears whole, by one rename) and a run whose folder exists is read back instead of run
     again. The caller points `work_dir` at a folder named by :func:`fingerprint` of everything the
-    runs depend on, so that no stale run is ever read back.
+    runs depend on, so that no stale run is ever read back. `memory_source`: where the solo table's `mem_bytes`
+    (the jobs' declared memory) came from (coloc.memory.with_memory).
     """
     tables: dict[str, list[pd.DataFrame]] = {name: [] for name in TABLES}
     clusters = spec["trace"].get("clusters") if spec["trace"]["source"] == "philly" else None
     if clusters and trace_table is not None and "cluster" in trace_table.columns:
         trace_table = trace_table[trace_table["cluster"].isin(clusters)]  # once, not per run (same selection)
     predictions_by_seed: dict[int, object] = {}
-    truth = GroundTruth(solo, pairs, settings["reference_device"])  # one for every run (it only reads the tables)
+    # one for every run (it only reads the tables)
+    truth = GroundTruth(solo, pairs, settings["reference_device"], memory_source=memory_source)
     for point in points(spec):
         done = Path(work_dir) / point.name if work_dir else None
         if done is not None and done.is_dir():
