@@ -152,3 +152,17 @@ def test_a_scenario_is_checked_against_its_trace_cluster_and_sweep():
 def test_a_scenario_sweeps_exactly_one_key():
     message = mistakes(on_poisson(sweep={"gpus": [8]}))  # merged: load and gpus
     assert "simulation.scenario_specs.poisson.sweep:" in message and "has too many properties" in message
+
+
+def test_the_config_refuses_sets_of_unknown_job_types_repeated_sets_sizes_measured_in_full_and_no_pairs():
+    names = ["lm-wikitext2-b5", "squeezenet-cifar10-b32"]
+    lm, sq = names
+    message = mistakes({"profiling": {"workloads": names, "set_sizes": [2, 3],
+                                      "sets": [[lm, sq, "resnet18-cifar10-b16"], [sq, lm, lm], [lm, lm, sq]]}})
+    assert "profiling.sets[0]: ['resnet18-cifar10-b16'] not among profiling.workloads" in message
+    assert "profiling.sets[2]: the same set as profiling.sets[1]" in message
+    assert "profiling.sets[1]: profiling.set_sizes [2, 3] measures every set of 3 already" in message
+    message = mistakes({"profiling": {"workloads": names, "set_sizes": [4], "sets": [[lm, lm, sq]]}})
+    assert "profiling.set_sizes [4] must include 2" in message
+    assert "profiling.sets[0]: " in mistakes({"profiling": {"sets": [[lm, sq]]}})  # the schema: 3 or more
+    assert "profiling.sets" in mistakes({"profiling": {"sets": [["Not A Name", lm, lm]]}})

@@ -173,9 +173,12 @@ def cross_problems(config: dict) -> list[str]:
       a simulated policy reads is configured in the predictors stage and runs under that protocol.
     * The predictors stage's models: registered, with options the model accepts
       (``coloc.predict.check_options``), ``seeds`` and ``protocols`` the stage's.
+    * ``profiling.sets`` (:func:`_profiling_problems`): each of ``profiling.workloads``, none twice, none
+      of a size ``set_sizes`` measures in full, and ``set_sizes`` has 2 (each is compared with its pairs).
     """
     sim, pred = config.get("simulation"), config.get("predictors")
     problems = _model_problems(pred) if pred else []
+    problems += _profiling_problems(config.get("profiling"))
     if sim:
         problems += [f"simulation.scenarios[{i}]: no spec for scenario {name!r} in simulation.scenario_specs "
                      f"(has {sorted(sim['scenario_specs'])})" for i, name in enumerate(sim["scenarios"])
@@ -184,6 +187,32 @@ def cross_problems(config: dict) -> list[str]:
             problems += _scenario_problems(f"simulation.scenario_specs.{name}", spec)
     if sim and pred:
         problems += _simulation_problems(sim, pred)
+    return problems
+
+
+def _profiling_problems(prof) -> list[str]:
+    """The chosen sets of ``profiling.sets`` against the job types and set sizes profiled (nothing to say where
+    the schema refuses the section's shape)."""
+    if not isinstance(prof, dict) or not isinstance(prof.get("sets"), list) or not prof["sets"]:
+        return []
+    names, sizes = prof.get("workloads") or [], prof.get("set_sizes") or []
+    problems, seen = [], {}
+    for i, members in enumerate(prof["sets"]):
+        if not isinstance(members, list):
+            continue
+        where = f"profiling.sets[{i}]"
+        strangers = sorted({m for m in members if m not in names}, key=str)
+        if strangers:
+            problems.append(f"{where}: {strangers} not among profiling.workloads {names}")
+        key = tuple(sorted(map(str, members)))
+        if key in seen:
+            problems.append(f"{where}: the same set as profiling.sets[{seen[key]}] ({'+'.join(key)})")
+        seen.setdefault(key, i)
+        if len(members) in sizes:
+            problems.append(f"{where}: profiling.set_sizes {sizes} measures every set of {len(members)} already")
+    if 2 not in sizes:
+        problems.append(f"profiling.sets: each set is compared with the product of its pairs, so profiling.set_sizes "
+                        f"{sizes} must include 2")
     return problems
 
 

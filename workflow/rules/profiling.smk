@@ -1,4 +1,5 @@
-# Stage 1: profile solo and co-located training of a few job types on this machine's device.
+# Stage 1: profile solo and co-located training of a few job types on this machine's device: solo, every pair,
+# and the chosen sets of 3 (profiling.sets), each compared with the product of its pairs (results/profiling/).
 # The measurement log (config profiling.log) is the resume state, not an output: Snakemake never deletes it,
 # so a rerun measures only what the log lacks. Delete the log to measure afresh.
 # The rule takes every core (on a cluster, a node of its own): other jobs running meanwhile would distort the
@@ -12,11 +13,16 @@ rule profiling:
     output:
         solo="data/processed/profiled/solo.parquet",
         pairs="data/processed/profiled/pairs.parquet",
+        sets="data/processed/profiled/sets.parquet",
         jobs="data/processed/profiled/measurements.parquet",
         heatmap=report("figures/profiling/slowdown_heatmap.png", caption="../report/profiling_heatmap.rst",
                        category="4 Profiling"),
         spread=report("figures/profiling/repeat_spread.png", caption="../report/profiling_spread.rst",
                       category="4 Profiling"),
+        extrapolation=report("results/profiling/extrapolation.csv", caption="../report/profiling_extrapolation.rst",
+                             category="4 Profiling"),
+        extrapolation_figure=report("figures/profiling/extrapolation.png",
+                                    caption="../report/profiling_extrapolation.rst", category="4 Profiling"),
     params:
         measurement_log=config["profiling"]["log"],
         settings=as_yaml({key: value for key, value in config["profiling"].items() if key != "log"}),
@@ -32,7 +38,9 @@ rule profiling:
     shell:
         "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
         "-p log_path {params.measurement_log:q} -p solo_path {output.solo:q} -p pairs_path {output.pairs:q} "
-        "-p jobs_path {output.jobs:q} -p heatmap_path {output.heatmap:q} -p spread_path {output.spread:q} "
+        "-p sets_path {output.sets:q} -p jobs_path {output.jobs:q} -p heatmap_path {output.heatmap:q} "
+        "-p spread_path {output.spread:q} -p extrapolation_path {output.extrapolation:q} "
+        "-p extrapolation_figure_path {output.extrapolation_figure:q} "
         "-y {params.settings:q}"
 
 

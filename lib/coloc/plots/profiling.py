@@ -104,3 +104,47 @@ def _only_device(table: pd.DataFrame) -> str:
     if len(devices) != 1:
         raise ValueError(f"pairs hold devices {devices}: pass device= to choose one")
     return devices[0]
+
+
+def extrapolation(errors: pd.DataFrame, source: str = SOURCE) -> plt.Figure:
+    """Each job of each measured set of 3+: measured normalized throughput (x) against the product of its
+    measured pair norms (y), the simulator's rule; on the diagonal the rule is exact, above it too optimistic.
+
+    ``errors`` is :func:`coloc.profiler.extrapolation.extrapolation_error`. One colour per set, one marker per
+    job type; the legends sit beside the axes so that they hide no point.
+    """
+    both = errors.dropna(subset=["measured", "product"])
+    if both.empty:
+        fig, ax = plt.subplots(figsize=(6, 2))
+        ax.axis("off")
+        ax.text(0.5, 0.5, f"no set of 3 or more measured with all its pairs ({source})", ha="center", va="center")
+        return fig
+    fig, ax = plt.subplots(figsize=(12.5, 5.6))
+    top = max(1.0, float(both[["measured", "product"]].to_numpy().max()) * 1.05)
+    ax.plot([0, top], [0, top], color="0.4", linewidth=0.8, zorder=1, label="product = measured")
+    markers = dict(zip(sorted(both["workload"].unique()), "osD^vP*X"))
+    colours = dict(zip(sorted(both["set"].unique()), sns.color_palette("colorblind", both["set"].nunique())))
+    for (name, workload), group in both.groupby(["set", "workload"], sort=True):
+        ax.errorbar(group["measured"], group["product"], xerr=group["measured_std"].fillna(0.0), fmt=markers[workload],
+                    color=colours[name], markersize=7, markeredgecolor="0.2", capsize=2, linestyle="none", zorder=3)
+    ax.set_xlim(0, top)
+    ax.set_ylim(0, top)
+    ax.set_aspect("equal")
+    ax.set_xlabel("measured normalized throughput in the set (bar: std over rounds)")
+    ax.set_ylabel("product of its measured pair norms")
+    mare = both["abs_rel_error"].mean()
+    devices = ", ".join(sorted(both["device"].unique()))
+    low, high = int(both["repeats"].min()), int(both["repeats"].max())
+    repeats = str(low) if low == high else f"{low}-{high}"
+    ax.set_title(f"Product-of-pairs rule against measured sets of 3+, {devices}\n({source}; medians of {repeats} "
+                 f"repeats; mean |product - measured| / measured = {mare:.1%} over {len(both)} jobs)", fontsize=9)
+    line = plt.Line2D([], [], color="0.4", linewidth=0.8)
+    sets = [plt.Line2D([], [], marker="s", linestyle="none", color=c, markeredgecolor="0.2") for c in colours.values()]
+    jobs = [plt.Line2D([], [], marker=m, linestyle="none", color="0.7", markeredgecolor="0.2") for m in markers.values()]
+    first = ax.legend([line, *sets], ["product = measured", *colours], title="set (colour)", loc="upper left",
+                      bbox_to_anchor=(1.02, 1.0), fontsize=7, title_fontsize=8, frameon=False)
+    ax.add_artist(first)
+    ax.legend(jobs, list(markers), title="job (marker)", loc="lower left", bbox_to_anchor=(1.02, 0.0), fontsize=7,
+              title_fontsize=8, frameon=False)
+    fig.subplots_adjust(left=0.06, right=0.44, top=0.88, bottom=0.1)  # the legends' room on the right
+    return fig

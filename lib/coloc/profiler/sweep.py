@@ -91,8 +91,13 @@ class Measurement:
         return {1: "solo", 2: "pair"}.get(len(self.workloads), "set")
 
 
-def plan(names, repeats: int = 1, set_sizes=(2,), seed: int = 0, shuffle: bool = True) -> list[Measurement]:
-    """Every job type solo and every multiset of each size in ``set_sizes`` (self-pairs included), per repeat.
+def plan(names, repeats: int = 1, set_sizes=(2,), seed: int = 0, shuffle: bool = True,
+         sets=()) -> list[Measurement]:
+    """Every job type solo, every multiset of each size in ``set_sizes`` (self-pairs included), then the
+    chosen ``sets`` (each a multiset of ``names``: a job type may appear more than once), per repeat.
+
+    ``sets`` measures a few sets of a size too costly to measure in full (size 3 over 4 job types has
+    20 multisets); a chosen set that ``set_sizes`` plans already is planned once.
 
     A job type is a zoo name or a user model's import path (:mod:`coloc.workloads.user`; the worker
     imports it, so it must be on PYTHONPATH or installed).
@@ -112,13 +117,20 @@ def plan(names, repeats: int = 1, set_sizes=(2,), seed: int = 0, shuffle: bool =
     set_sizes = sorted(set(int(k) for k in set_sizes))
     if repeats < 1 or any(k < 2 for k in set_sizes):
         raise ProfilerError(f"repeats {repeats}, set_sizes {set_sizes}: expected repeats >= 1 and sizes >= 2")
-    sets = [(n,) for n in sorted(names)]
+    chosen = [tuple(sorted(s)) for s in sets]
+    for i, members in enumerate(chosen):
+        strangers = sorted(set(members) - set(names))
+        if len(members) < 2 or strangers:
+            raise ProfilerError(f"sets[{i}] {list(sets[i])}: expected 2 or more of the job types {names}"
+                                + (f"; {strangers} are not among them" if strangers else ""))
+    planned = [(n,) for n in sorted(names)]
     for k in set_sizes:
-        sets += list(itertools.combinations_with_replacement(sorted(names), k))
+        planned += list(itertools.combinations_with_replacement(sorted(names), k))
+    planned = list(dict.fromkeys(planned + chosen))
     out = []
     for repeat in range(repeats):
-        order = np.random.default_rng([seed, repeat]).permutation(len(sets)) if shuffle else range(len(sets))
-        out += [Measurement(sets[i], repeat) for i in order]
+        order = np.random.default_rng([seed, repeat]).permutation(len(planned)) if shuffle else range(len(planned))
+        out += [Measurement(planned[i], repeat) for i in order]
     return out
 
 

@@ -1,4 +1,5 @@
-"""From the measurement log to the ``solo`` and ``pairs`` tables (contracts in ARCHITECTURE.md).
+"""From the measurement log to the ``solo``, ``pairs`` and ``sets`` (3 or more jobs) tables (contracts in
+ARCHITECTURE.md).
 
 Throughputs are the median over repeats (the mean for two); other measured columns are means.
 A repeat during which other processes used more than ``max_other_load_pct`` of the device's
@@ -176,6 +177,61 @@ def pairs_table(records: list[dict], solo: pd.DataFrame | None = None,
         rows.append(row)
     _warn_left_out("pairs", left_out)
     return pd.DataFrame(rows, columns=columns)
+
+
+SETS_COLUMNS = ["device", "set", "size", "slot", "workload", "partners", "tput", "norm", "feasible", "repeats",
+                "failed_repeats", "disturbed_repeats", "error", "tput_std", "norm_std", "cpu_util", "mem_bytes",
+                "other_cpu_pct"]
+
+
+def sets_table(records: list[dict], solo: pd.DataFrame | None = None,
+               max_other_load_pct: float | None = DISTURBED_PCT) -> pd.DataFrame:
+    """The ``sets`` table: one row per job of every set of 3 or more measured together, medians over repeats.
+
+    ``set``: the members, sorted, joined by ``+``; ``slot``: the job's place in it (a job type twice in a
+    set gives two rows, two instances); ``partners``: its co-runners joined by ``+``; ``tput``,
+    ``norm`` = tput / solo throughput, ``norm_std`` per round as in :func:`pairs_table`, the same rules for
+    repeats used, failures and sets that did not fit (``feasible`` False: tput 0, norm NaN).
+    """
+    jobs = jobs_table(records, max_other_load_pct)
+    solo = solo_table(records, max_other_load_pct) if solo is None else solo
+    sets = jobs[jobs["kind"] == "set"]
+    if sets.empty:
+        return pd.DataFrame(columns=SETS_COLUMNS)
+    solo_mean = solo.set_index(["device", "workload"])["throughput"]
+    per_round = _solo_per_round(jobs)
+    rows, left_out = [], []
+    for (device, name), group in sets.groupby(["device", "set"], sort=True):
+        members = name.split("+")
+        repeats = group.pivot(index="repeat", columns="slot")
+        feasible = bool(repeats["feasible"].all().all())
+        measured = repeats["measured"][0]
+        if feasible and not measured.any():
+            left_out.append(_failures(f"the set {name} on {device}", group))
+            continue
+        no_solo = [w for w in dict.fromkeys(members) if not np.isfinite(solo_mean.get((device, w), np.nan))]
+        if feasible and no_solo:
+            left_out.append(f"the set {name} on {device}: no solo throughput of {' or '.join(no_solo)} to divide by")
+            continue
+        ok = repeats[repeats["used"][0]]
+        failed = int((~measured).sum())
+        common = {"device": device, "set": name, "size": len(members), "feasible": feasible, "repeats": len(ok),
+                  "failed_repeats": failed, "disturbed_repeats": len(repeats) - len(ok) - failed,
+                  "error": _first_error(group), "other_cpu_pct": ok["other_cpu_pct"][0].mean() if len(ok) else np.nan}
+        for slot, workload in enumerate(members):
+            solo_tput = solo_mean.get((device, workload), np.nan)
+            tput = ok["throughput"][slot]
+            round_solo = [per_round.get((device, workload, r), solo_tput) for r in tput.index]
+            rows.append({**common, "slot": slot, "workload": workload,
+                         "partners": "+".join(members[:slot] + members[slot + 1:]),
+                         "tput": tput.median() if feasible else 0.0,
+                         "norm": tput.median() / solo_tput if feasible else np.nan,
+                         "tput_std": tput.std(ddof=0) if feasible else np.nan,
+                         "norm_std": (tput / np.array(round_solo, dtype=float)).std(ddof=0) if feasible else np.nan,
+                         "cpu_util": ok["cpu_util"][slot].mean() if len(ok) else np.nan,
+                         "mem_bytes": ok["mem_bytes"][slot].mean() if len(ok) else np.nan})
+    _warn_left_out("sets", left_out)
+    return pd.DataFrame(rows, columns=SETS_COLUMNS)
 
 
 def _failures(what: str, group: pd.DataFrame) -> str:
