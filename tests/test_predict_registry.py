@@ -29,6 +29,7 @@ CHANGED = {
     ("pair", "horus"): {"util_params": {"n_estimators": 20}, "map_params": {"n_estimators": 10}},
     ("pair", "egat"): {"hidden": 8, "max_epochs": 2, "edge_params": {"params": {"n_estimators": 10}}},
     ("pair", "egat-const"): {"hidden": 8, "max_epochs": 2},
+    ("pair", "egat-profiled"): {"hidden": 8, "max_epochs": 2},
     ("pair", "egat-coloc"): {"hidden": 8, "max_epochs": 2, "drop": ("gpu",)},
     ("pair", "interactions"): {"alphas": (1.0, 2.0)},
     ("pair", "completion"): {"rank": 1, "penalty": 2.0, "across_devices": False},
@@ -73,6 +74,8 @@ def test_variants_keep_their_name_and_defaults_through_clone():
     assert (const.name, const.edge, const.hidden) == ("egat-const", "constant", 8)
     assert registered("egat-const")().get_params()["edge"] == "constant"
     assert registered("egat")().get_params()["edge"] == "lgbm"
+    profiled = clone(make_predictor("egat-profiled", hidden=8))
+    assert (profiled.name, profiled.edge) == ("egat-profiled", "measured")
     enc = clone(make_predictor("lgbm-enc", spread=False))
     assert (enc.name, enc.encodings, enc.contrast, enc.log_target, enc.spread) == ("lgbm-enc", True, True, True, False)
     assert clone(make_predictor("egat-const", edge="lgbm")).edge == "lgbm"  # a default, not a fixed value
