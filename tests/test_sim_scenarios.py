@@ -144,3 +144,12 @@ def test_a_run_config_refuses_a_cluster_that_is_not_a_cluster_text():
     with pytest.raises(TypeError, match="RunConfig.cluster 2: expected ClusterSpec.parse text such as 'v100:64'"):
         experiment.RunConfig("t", "fifo", 0, 2, 1.0)
     assert experiment.RunConfig("t", "fifo", 0, "v100:2,k80:2").cluster_spec().total_gpus == 4
+
+
+def test_a_utilization_series_of_too_many_bins_is_refused_not_looped_over():
+    from coloc.sim.metrics import utilization_series
+
+    timeline = pd.DataFrame({"time": [0.0, 5e4], "busy_gpus": [1, 0], "effective_gpus": [1.0, 0.0]})
+    with pytest.raises(ValueError, match=r"util_bin_s = 0.001 s over a run of 50000 s gives 5e\+07 bins; expected at most"):
+        utilization_series(timeline, 4, 0.001)
+    assert len(utilization_series(timeline, 4, 3600.0)) == 14
