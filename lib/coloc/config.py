@@ -88,12 +88,13 @@ def check(config: dict, schema: dict) -> None:
 
     The schema's (every violation, not only the first; an unknown key is named with the keys
     allowed there), and the cross-checks of :func:`cross_problems`, run where the sections they
-    read (``simulation``, ``predictors``) pass the schema.
+    read (``simulation``, ``predictors``, ``probing``, ``scheduling_delay``) pass the schema.
     """
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(config),
                     key=lambda e: [str(p) for p in e.absolute_path])
     problems = [line for error in errors for line in _lines(error)]
-    if not {error.absolute_path[0] for error in errors if error.absolute_path} & {"simulation", "predictors"}:
+    read = {"simulation", "predictors", "probing", "scheduling_delay"}  # the sections the cross-checks read
+    if not {error.absolute_path[0] for error in errors if error.absolute_path} & read:
         problems += cross_problems(config)
     if problems:
         raise ConfigError(f"config: {len(problems)} mistake(s), nothing was run:\n  " + "\n  ".join(problems))
