@@ -166,3 +166,38 @@ def test_the_config_refuses_sets_of_unknown_job_types_repeated_sets_sizes_measur
     assert "profiling.set_sizes [4] must include 2" in message
     assert "profiling.sets[0]: " in mistakes({"profiling": {"sets": [[lm, sq]]}})  # the schema: 3 or more
     assert "profiling.sets" in mistakes({"profiling": {"sets": [["Not A Name", lm, lm]]}})
+
+
+def test_what_the_notebooks_refused_hours_later_is_refused_before_anything_runs():
+    """Each passed the check and failed only when its notebook ran: a Philly max_job_gpus (the trace builder
+    refuses it), a gpu_mix wider than the cluster, unknown families, the probing scenario's unknown names,
+    a scheduling-delay cluster with a device Gavel did not measure."""
+    where = "simulation.scenario_specs"
+    assert f"{where}.philly-contended.trace.max_job_gpus: unknown key" in mistakes(
+        {"simulation": {"scenario_specs": {"philly-contended": {"trace": {"max_job_gpus": 4}}}}})
+    message = mistakes({
+        "simulation": {"scenario_specs": {
+            "philly-contended": {"trace": {"families": ["nosuch"]}},
+            "poisson": {"cluster": "v100:4", "trace": {"gpu_mix": {"8": 1}}}}},
+        "probing": {"predictor": "nosuch", "new_families": ["nosuch"], "scenario": "nosuch"},
+        "scheduling_delay": {"clusters": ["a100:4"]}})
+    assert (f"{where}.philly-contended.trace.families: families ['nosuch'] are not among Gavel's job types' "
+            f"families ['a3c', 'cyclegan', 'lm',") in message
+    assert (f"{where}.poisson.trace.gpu_mix: GPU counts [8] are more than the 4 GPUs of the widest device type in "
+            f"'v100:4'") in message
+    assert "probing.scenario: no spec for scenario 'nosuch' in simulation.scenario_specs" in message
+    assert "probing.new_families: families ['nosuch'] are not among" in message
+    assert "probing.predictor: unknown pair predictor 'nosuch'; known: [" in message
+    assert "scheduling_delay.clusters[0]: device types ['a100'] in 'a100:4' are not in Gavel's data" in message
+    assert "config: 6 mistake(s)" in message
+
+
+def test_a_gpu_mix_is_checked_against_the_smallest_swept_cluster_and_the_delay_clusters():
+    config = merged(DEFAULT, {"simulation": {"scenario_specs": {"poisson": {"headline": 64}}},
+                              "scheduling_delay": {"clusters": ["k80:2,v100:2"]}})
+    config["simulation"]["scenario_specs"]["poisson"]["sweep"] = {"gpus": [2, 64]}
+    with pytest.raises(cfg.ConfigError) as err:
+        cfg.check(config, SCHEMA)
+    message = str(err.value)
+    assert "poisson.trace.gpu_mix: GPU counts [4] are more than the 2 GPUs of the widest device type in 'v100:64 swept to 2 GPUs'" in message
+    assert "scheduling_delay.gpu_mix: GPU counts [4] are more than the 2 GPUs of the widest device type in 'k80:2,v100:2'" in message

@@ -112,3 +112,56 @@ def test_an_unknown_key_in_any_fixed_section_is_refused_by_name(section, key):
     with pytest.raises(cfg.ConfigError) as err:
         cfg.check(config, SCHEMA)
     assert f"\n  {cfg.key_path([*path, key])}: unknown key" in str(err.value)
+
+
+SPECS = ("simulation", "scenario_specs")
+BOUNDED = {  # key path: (lowest accepted, highest accepted), as config/config.schema.yaml bounds them
+    ("simulation", "util_bin_s"): (60, 1e7),
+    (*SPECS, "isacpp-testbed", "util_bin_s"): (60, 1e7),
+    (*SPECS, "poisson", "trace", "median_duration_s"): (1, 1e6),
+    (*SPECS, "poisson", "trace", "duration_sigma"): (0, 4),
+    (*SPECS, "poisson", "trace", "load"): (0.01, 1000),
+    (*SPECS, "poisson", "trace", "n_jobs"): (1, 10_000_000),
+    (*SPECS, "poisson", "sweep", "load", 0): (0.01, 1000),
+    (*SPECS, "poisson", "seeds", 0): (0, 2 ** 32 - 1),
+    (*SPECS, "isacpp-testbed", "trace", "median_duration_s"): (1, 1e6),
+    (*SPECS, "isacpp-testbed", "sweep", "interval_s", 0): (0, 1e6),
+    (*SPECS, "philly-contended", "trace", "load"): (0.01, 1000),
+    ("scheduling_delay", "median_duration_s"): (1, 1e6),
+    ("scheduling_delay", "duration_sigma"): (0, 4),
+    ("scheduling_delay", "seeds", 0): (0, 2 ** 32 - 1),
+}
+
+
+@st.composite
+def out_of_range(draw):
+    path = draw(st.sampled_from(sorted(BOUNDED, key=str)))
+    low, high = BOUNDED[path]
+    integer = path[-1] == "n_jobs" or path[-2] == "seeds"
+    if integer:
+        value = draw(st.integers(high + 1, 2 ** 80) | st.integers(-2 ** 80, low - 1))
+    else:
+        value = draw(st.floats(high, 1e300, exclude_min=True) | st.floats(-1e300, low, exclude_max=True))
+    return path, value
+
+
+@SETTINGS
+@given(out_of_range())
+def test_a_value_out_of_its_range_is_refused_by_its_key_path(change):
+    """Extreme numbers ran for minutes, ran out of memory or lost float precision hours later: refused first."""
+    path, new = change
+    config = replaced(DEFAULT, path, new)
+    with pytest.raises(cfg.ConfigError) as err:
+        cfg.check(config, SCHEMA)
+    assert f"\n  {cfg.key_path(path)}: " in str(err.value), str(err.value)
+
+
+@pytest.mark.parametrize("path", sorted(BOUNDED, key=str))
+def test_the_bounds_themselves_are_accepted(path):
+    for value in BOUNDED[path]:
+        config = replaced(DEFAULT, path, value)
+        if path[-1] == "interval_s" or path[-2] == "interval_s":
+            config = replaced(config, (*SPECS, "isacpp-testbed", "headline"), value)
+        if path[-2:] == ("load", 0):
+            config = replaced(config, (*SPECS, "poisson", "headline"), value)
+        cfg.check(config, SCHEMA)

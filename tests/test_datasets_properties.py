@@ -222,3 +222,57 @@ def test_gavel_bytes_corrupted_give_data_error_or_valid_tables(gavel_sample, dat
     tables = parsed(".json", corrupted, load_gavel)
     if tables is not None:
         assert_gavel_contract(tables)
+
+
+# ---------------------------------------------------------------------------- users' pairs CSV
+
+USER_HEADER = ["device", "workload_a", "workload_b", "norm_a", "norm_b"]
+USER_SETTINGS = settings(max_examples=60, deadline=None, derandomize=True)
+norm_values = st.floats(0.01, datasets.MAX_NORM).map(lambda x: round(x, 3))
+
+
+@st.composite
+def user_pairs(draw) -> list[list[str]]:
+    """Valid rows: distinct unordered pairs of job types on one device, normalized throughputs in range."""
+    pairs = draw(st.lists(st.tuples(st.sampled_from("pqrs"), st.sampled_from("pqrs")).map(lambda p: tuple(sorted(p))),
+                          min_size=1, max_size=6, unique=True))
+    return [["k80", a, b, str(draw(norm_values)), str(draw(norm_values))] for a, b in pairs]
+
+
+def csv_text(header: list[str], rows: list[list[str]]) -> bytes:
+    return ("\n".join(",".join(r) for r in [header, *rows]) + "\n").encode()
+
+
+@USER_SETTINGS
+@given(rows=user_pairs(), data=st.data())
+def test_user_rows_with_fields_more_or_less_than_the_header_are_refused(rows, data):
+    """Any rows (all of them, or some) given one field more or less than the header: refused, naming the row
+    and both counts; never read with the columns shifted or a blank filled in."""
+    changed = data.draw(st.sets(st.integers(0, len(rows) - 1), min_size=1), label="rows changed")
+    extra = data.draw(st.integers(-2, 2).filter(bool), label="fields added")
+    bad = [r + [str(data.draw(norm_values))] * extra if i in changed and extra > 0 else
+           (r[:extra] if i in changed else r) for i, r in enumerate(rows)]
+    first = min(changed)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "pairs.csv"
+        path.write_bytes(csv_text(USER_HEADER, bad))
+        with pytest.raises(DataError) as err:
+            datasets.load_user(path)
+    assert f"{path}: row {first + 2} (line {first + 2} of the file) has {5 + extra} fields, expected 5" in str(err.value)
+
+
+@USER_SETTINGS
+@given(rows=user_pairs(), data=st.data())
+def test_user_header_with_a_repeated_column_is_refused_and_the_unchanged_file_read_exactly(rows, data):
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "pairs.csv"
+        path.write_bytes(csv_text(USER_HEADER, rows))
+        pairs = datasets.load_user(path)[1]
+        assert pairs[["workload_a", "workload_b", "norm_a", "norm_b"]].values.tolist() == \
+            [[a, b, float(x), float(y)] for _, a, b, x, y in rows]
+        repeated = data.draw(st.sampled_from(USER_HEADER), label="repeated column")
+        at = data.draw(st.integers(0, len(USER_HEADER)), label="where")
+        header = USER_HEADER[:at] + [repeated] + USER_HEADER[at:]
+        path.write_bytes(csv_text(header, [r[:at] + [data.draw(norm_values).__str__()] + r[at:] for r in rows]))
+        with pytest.raises(DataError, match=f"column '{repeated}' appears twice in the header"):
+            datasets.load_user(path)

@@ -61,3 +61,24 @@ def test_a_bad_solo_row_is_named(tmp_path):
     solo.write_text("device,workload,throughput\nv100,x,-1\n")
     with pytest.raises(DataError, match=r"s.csv: row 2 .*column 'throughput': got '-1'"):
         load_user(pairs, solo)
+
+
+@pytest.mark.parametrize("text, message", [
+    # every row a field more than the header: pandas would make the first column the index, the rest shifted
+    ("device,workload_a,workload_b,norm_a,norm_b\na100,x,y,0.5,0.6,0.7\na100,x,x,0.5,0.5,0.9\n",
+     r"p.csv: row 2 \(line 2 of the file\) has 6 fields, expected 5 as the header"),
+    ("device,workload_a,workload_b,norm_a,norm_b\na100,x,y,0.5,0.6\na100,x,x,0.5\n",
+     r"p.csv: row 3 \(line 3 of the file\) has 4 fields, expected 5"),
+    ("device,workload_a,workload_b,norm_a,norm_b,norm_a\na100,x,y,0.5,0.6,0.7\n",
+     r"p.csv: column 'norm_a' appears twice in the header \(fields 4 and 6 of"),
+    ("device, workload_a,workload_b,norm_a,norm_b,workload_a\na100,x,y,0.5,0.6,z\n",
+     r"column 'workload_a' appears twice in the header"),
+])
+def test_a_row_with_a_field_more_or_less_and_a_repeated_column_are_refused(tmp_path, text, message):
+    with pytest.raises(DataError, match=message):
+        load_user(write(tmp_path, "p.csv", text))
+
+
+def test_blank_lines_are_skipped_and_a_quoted_comma_is_one_field(tmp_path):
+    text = 'device,workload_a,workload_b,norm_a,norm_b\n\nk80,"p,1",q,0.5,0.9\n\n'
+    assert load_user(write(tmp_path, "p.csv", text))[1]["workload_a"].tolist() == ["p,1"]

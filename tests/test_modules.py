@@ -72,3 +72,30 @@ def test_no_import_cycle_inside_the_package():
     for node in sorted(graph):
         visit(node)
     assert len(graph) > 60
+
+
+def test_code_inputs_are_the_workflows_own_lib_relative_to_the_working_directory(tmp_path, monkeypatch):
+    """Another clone's coloc imported (installed editable from there): the code inputs are still this
+    workflow's lib/ files, and relative where the workflow is the working directory, so a copied run
+    (its .snakemake included) records the same inputs."""
+    import shutil
+
+    clone = tmp_path / "clone"
+    shutil.copytree(REPO / "lib" / "coloc", clone / "lib" / "coloc", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(NOTEBOOKS, clone / "notebooks")
+    monkeypatch.chdir(clone)
+    notebook = modules.workflow_path(clone / "notebooks" / "02_features.ipynb")
+    assert notebook == Path("notebooks/02_features.ipynb")
+    code = modules.code_inputs(notebook, clone / "lib" / "coloc")
+    assert "lib/coloc/features.py" in code and all(c.startswith("lib/coloc/") for c in code), code
+    assert modules.code_inputs("coloc.cli", clone / "lib" / "coloc") == [
+        "lib/coloc/__init__.py", "lib/coloc/cli.py", "lib/coloc/sources.py"]
+    monkeypatch.chdir(tmp_path / "clone" / "notebooks")  # the workflow outside the working directory: absolute
+    assert modules.code_inputs("coloc.cli", clone / "lib" / "coloc")[0] == str(clone / "lib/coloc/__init__.py")
+
+
+def test_the_workflow_puts_its_own_lib_first_before_it_imports_coloc():
+    lines = (REPO / "workflow" / "rules" / "common.smk").read_text().splitlines()
+    first_import = next(i for i, line in enumerate(lines) if line.startswith(("from coloc", "import coloc")))
+    insert = next(i for i, line in enumerate(lines) if line.startswith("sys.path.insert(0,"))
+    assert insert < first_import and '"lib"' in lines[insert]

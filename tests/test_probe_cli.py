@@ -2,6 +2,7 @@
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -9,6 +10,7 @@ import pandas as pd
 import pytest
 
 from coloc import cli, profiler
+from coloc.profiler import sweep
 from coloc.predict.references import choose_references
 
 REFERENCE_SET = ["recommendation-ml20m-b512", "squeezenet-cifar10-b32", "shufflenetv2-cifar10-b32"]
@@ -164,3 +166,58 @@ def test_predictions_next_to_every_reference_job_type_with_spread_and_the_probes
     assert got.tolist() == pytest.approx(measured.set_index(measured["workload_a"].where(
         measured["workload_a"] != new, measured["workload_b"]))["mine"].loc[probes].tolist())
     assert table["pred_norm"].between(0.001, 1.0).all() and (table["pred_std"] > 0).all()
+
+
+# ---------------------------------------------------------------------------- refused up front, bounded, keyed by the model
+
+def tiny_tables(tmp_path) -> list[str]:
+    pd.DataFrame({"device": ["cpu"], "workload": ["a"], "throughput": [1.0]}).to_parquet(tmp_path / "solo.parquet")
+    pd.DataFrame({"device": ["cpu"], "workload_a": ["a"], "workload_b": ["a"], "tput_a": [0.5], "tput_b": [0.5],
+                  "norm_a": [0.5], "norm_b": [0.5], "feasible": [True]}).to_parquet(tmp_path / "pairs.parquet")
+    return ["--device", "cpu", "--solo", str(tmp_path / "solo.parquet"), "--pairs", str(tmp_path / "pairs.parquet"),
+            "--log", str(tmp_path / "log.jsonl"), "--out", str(tmp_path / "out")]
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--k", "-1"], "coloc probe: --k -1: expected an integer >= 1\n"),
+    (["--repeats", "0"], "coloc probe: --repeats 0: expected an integer >= 1\n"),
+    (["--timeout-s", "nan"], "coloc probe: --timeout-s nan: expected a number of seconds > 0\n"),
+    (["--window-s", "0"], "coloc probe: --window-s 0.0: expected a number of seconds > 0\n"),
+    (["--seed", "-3"], "coloc probe: --seed -3: expected an integer >= 0 and at most 4294967295\n"),
+    (["--predictor", "nosuch"], "coloc probe: predictor 'nosuch' (--predictor): expected one of the pair predictors ["),
+])
+def test_an_option_out_of_range_or_an_unknown_predictor_is_refused_in_one_line_before_measuring(
+        tmp_path, capsys, flags, message):
+    assert cli.main(["probe", NEW, *tiny_tables(tmp_path), *flags]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(message) and err.count("\n") == 1 and "Traceback" not in err and '"' not in err, err
+    assert not (tmp_path / "log.jsonl").exists()
+
+
+def test_building_a_user_model_is_bounded_by_the_timeout(tmp_path, capsys, monkeypatch):
+    (tmp_path / "hang_builder.py").write_text("import time\n\ndef make():\n    time.sleep(600)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    started = time.monotonic()
+    assert cli.main(["probe", "hang_builder:make", *tiny_tables(tmp_path), "--timeout-s", "1"]) == 1
+    assert time.monotonic() - started < 30
+    assert ("user model 'hang_builder:make': building it on the meta device took longer than timeout_s = 1 s"
+            in capsys.readouterr().err)
+    assert not (tmp_path / "log.jsonl").exists()
+
+
+def test_an_edited_user_model_gets_new_log_keys_and_so_is_measured_afresh(tmp_path, monkeypatch):
+    """The log key was the import path and the settings: an edited model (100x the parameters) read the old
+    model's records back. Its fingerprint (source and shapes) is now in the key; a zoo set's key is unchanged."""
+    source = "import torch\nfrom torch import nn\n\ndef make():\n    return nn.Linear(8, {n}), torch.randn(2, 8)\n"
+    module = tmp_path / "edited_model.py"
+    module.write_text(source.format(n=4))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    name = "edited_model:make"
+    before = sweep.check([name, NEW])
+    module.write_text(source.format(n=400))
+    after = sweep.check([name])
+    assert set(before) == {name} and before != after
+    device, m = profiler.resolve("cpu"), sweep.Measurement(tuple(sorted((name, NEW))), 0)
+    assert sweep.key(m, device, 1, TINY, before) != sweep.key(m, device, 1, TINY, after)
+    zoo = sweep.Measurement((NEW,), 0)
+    assert sweep.key(zoo, device, 1, TINY, before) == sweep.key(zoo, device, 1, TINY)

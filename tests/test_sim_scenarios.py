@@ -32,6 +32,21 @@ def test_a_scenario_runs_every_seed_at_every_sweep_point():
     assert runs[1].name == "seed0_interval_s500"
 
 
+@pytest.mark.parametrize("sweep", [{"gpus": [1000000, 1000001]}, {"load": [1.0000001, 1.0000004]},
+                                   {"interval_s": [0.1, 0.1 + 2 ** -50]}])
+def test_distinct_sweep_values_that_print_alike_get_distinct_folders(sweep):
+    """`:g` prints 1000000 and 1000001 both as 1e+06: two runs would share a resume folder, the first read twice."""
+    names = [p.name for p in scenarios.points(a_testbed(sweep=sweep, seeds=[0]))]
+    assert len(set(names)) == len(names) == 2, names
+    key = next(iter(sweep))
+    assert [float(n.removeprefix(f"seed0_{key}")) for n in names] == [float(v) for v in sweep[key]]
+
+
+def test_sweep_values_equal_as_floats_are_refused():
+    with pytest.raises(ValueError, match="share the folder name 'seed0_gpus9007199254740992.0'"):
+        scenarios.points(a_testbed(sweep={"gpus": [2 ** 53, 2 ** 53 + 1]}, seeds=[0]))
+
+
 def test_run_config_takes_the_swept_key_and_leaves_the_unused_one_nan():
     testbed = scenarios.run_config("fifo", a_testbed(), SETTINGS, scenarios.Point(3, "interval_s", 250.0))
     assert (testbed.seed, testbed.interval_s, testbed.cluster, testbed.gpus_per_node) == (3, 250.0, "k80:2,v100:2", 2)
@@ -129,3 +144,12 @@ def test_a_run_config_refuses_a_cluster_that_is_not_a_cluster_text():
     with pytest.raises(TypeError, match="RunConfig.cluster 2: expected ClusterSpec.parse text such as 'v100:64'"):
         experiment.RunConfig("t", "fifo", 0, 2, 1.0)
     assert experiment.RunConfig("t", "fifo", 0, "v100:2,k80:2").cluster_spec().total_gpus == 4
+
+
+def test_a_utilization_series_of_too_many_bins_is_refused_not_looped_over():
+    from coloc.sim.metrics import utilization_series
+
+    timeline = pd.DataFrame({"time": [0.0, 5e4], "busy_gpus": [1, 0], "effective_gpus": [1.0, 0.0]})
+    with pytest.raises(ValueError, match=r"util_bin_s = 0.001 s over a run of 50000 s gives 5e\+07 bins; expected at most"):
+        utilization_series(timeline, 4, 0.001)
+    assert len(utilization_series(timeline, 4, 3600.0)) == 14

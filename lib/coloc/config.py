@@ -88,12 +88,13 @@ def check(config: dict, schema: dict) -> None:
 
     The schema's (every violation, not only the first; an unknown key is named with the keys
     allowed there), and the cross-checks of :func:`cross_problems`, run where the sections they
-    read (``simulation``, ``predictors``) pass the schema.
+    read (``simulation``, ``predictors``, ``probing``, ``scheduling_delay``) pass the schema.
     """
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(config),
                     key=lambda e: [str(p) for p in e.absolute_path])
     problems = [line for error in errors for line in _lines(error)]
-    if not {error.absolute_path[0] for error in errors if error.absolute_path} & {"simulation", "predictors"}:
+    read = {"simulation", "predictors", "probing", "scheduling_delay"}  # the sections the cross-checks read
+    if not {error.absolute_path[0] for error in errors if error.absolute_path} & read:
         problems += cross_problems(config)
     if problems:
         raise ConfigError(f"config: {len(problems)} mistake(s), nothing was run:\n  " + "\n  ".join(problems))
@@ -175,6 +176,11 @@ def cross_problems(config: dict) -> list[str]:
       (``coloc.predict.check_options``), ``seeds`` and ``protocols`` the stage's.
     * ``profiling.sets`` (:func:`_profiling_problems`): each of ``profiling.workloads``, none twice, none
       of a size ``set_sizes`` measures in full, and ``set_sizes`` has 2 (each is compared with its pairs).
+    * What the notebooks would refuse hours later: a trace's ``families`` among Gavel's (and, on Philly, with
+      ``assign`` other than ``table``); a synthetic ``gpu_mix`` no wider than the widest device type of the
+      cluster (the smallest swept size when sweeping gpus); ``probing.scenario`` a spec, its
+      ``new_families`` Gavel's, its ``predictor`` a pair predictor of ``predictors.models``;
+      ``scheduling_delay``'s clusters (parse, Gavel's devices), ``gpu_mix`` and ``families`` likewise.
     """
     sim, pred = config.get("simulation"), config.get("predictors")
     problems = _model_problems(pred) if pred else []
@@ -187,6 +193,72 @@ def cross_problems(config: dict) -> list[str]:
             problems += _scenario_problems(f"simulation.scenario_specs.{name}", spec)
     if sim and pred:
         problems += _simulation_problems(sim, pred)
+    if config.get("probing") and sim:
+        problems += _probing_problems(config["probing"], sim, pred)
+    if config.get("scheduling_delay"):
+        problems += _delay_problems(config["scheduling_delay"])
+    return problems
+
+
+def gavel_families() -> list[str]:
+    """The model families of Gavel's job types: those a trace, the probing scenario or the scheduling delay
+    may draw from (the simulator's job types are Gavel's)."""
+    from coloc import workloads
+    from coloc.datasets import family_of
+
+    return sorted({family_of(w) for w in workloads.gavel_names()})
+
+
+def _families_problems(where: str, families) -> list[str]:
+    unknown = [f for f in families or [] if f not in gavel_families()]
+    return [f"{where}: families {unknown} are not among Gavel's job types' families {gavel_families()}"] if unknown else []
+
+
+def _clusters_problems(where: str, text: str) -> tuple[list[str], list[tuple[str, int]]]:
+    """(problems, the (device, GPUs) of the cluster) of a ClusterSpec text: it parses, Gavel's devices only."""
+    from coloc.datasets import GAVEL_DEVICES
+    from coloc.sim.cluster import ClusterSpec
+
+    try:
+        devices = list(ClusterSpec.parse(text).devices)
+    except ValueError as err:
+        return [f"{where}: {err}"], []
+    unknown = [d for d, _ in devices if d not in GAVEL_DEVICES]
+    if unknown:
+        return [f"{where}: device types {unknown} in {text!r} are not in Gavel's data (has {list(GAVEL_DEVICES)})"], devices
+    return [], devices
+
+
+def _gpu_mix_problems(where: str, gpu_mix, widest: int, cluster: str) -> list[str]:
+    wide = sorted(int(g) for g in (gpu_mix or {}) if int(g) > widest)
+    if wide:
+        return [f"{where}: GPU counts {wide} are more than the {widest} GPUs of the widest device type in {cluster!r}; "
+                f"expected at most {widest} (a job runs on one device type)"]
+    return []
+
+
+def _probing_problems(probing: dict, sim: dict, pred: dict | None) -> list[str]:
+    problems = []
+    if probing["scenario"] not in sim["scenario_specs"]:
+        problems.append(f"probing.scenario: no spec for scenario {probing['scenario']!r} in simulation.scenario_specs "
+                        f"(has {sorted(sim['scenario_specs'])})")
+    problems += _families_problems("probing.new_families", probing["new_families"])
+    if probing["predictor"] not in predictor_names("pair"):
+        problems.append(f"probing.predictor: unknown pair predictor {probing['predictor']!r}; known: "
+                        f"{predictor_names('pair')}")
+    elif pred and probing["predictor"] not in pred["models"]:
+        problems.append(f"probing.predictor: {probing['predictor']!r} is not among predictors.models "
+                        f"{sorted(pred['models'])}, so the predictors stage makes no predictions with it")
+    return problems
+
+
+def _delay_problems(delay: dict) -> list[str]:
+    problems = _families_problems("scheduling_delay.families", delay["families"])
+    for i, text in enumerate(delay["clusters"]):
+        found, devices = _clusters_problems(f"scheduling_delay.clusters[{i}]", text)
+        problems += found
+        if devices and not found:
+            problems += _gpu_mix_problems("scheduling_delay.gpu_mix", delay["gpu_mix"], max(n for _, n in devices), text)
     return problems
 
 
@@ -217,22 +289,23 @@ def _profiling_problems(prof) -> list[str]:
 
 
 def _scenario_problems(where: str, spec: dict) -> list[str]:
-    from coloc.datasets import GAVEL_DEVICES
-    from coloc.sim.cluster import ClusterSpec
     from coloc.sim.scenarios import SOURCE_SWEEPS
 
     problems = [line for i, entry in enumerate(spec["policies"]) for line in _policy_problems(f"{where}.policies[{i}]", entry)]
-    try:
-        devices = [device for device, _ in ClusterSpec.parse(spec["cluster"]).devices]
-    except ValueError as err:
-        devices = []
-        problems.append(f"{where}.cluster: {err}")
-    unknown = [d for d in devices if d not in GAVEL_DEVICES]
-    if unknown:
-        problems.append(f"{where}.cluster: device types {unknown} in {spec['cluster']!r} are not in Gavel's data "
-                        f"(has {list(GAVEL_DEVICES)})")
+    found, sized = _clusters_problems(f"{where}.cluster", spec["cluster"])
+    problems += found
+    devices = [device for device, _ in sized]
     (key, values), = spec["sweep"].items()
     source = spec["trace"]["source"]
+    trace = spec["trace"]
+    problems += _families_problems(f"{where}.trace.families", trace.get("families"))
+    if source == "philly" and trace.get("families") and trace.get("assign", "table") == "table":
+        problems.append(f"{where}.trace.families: needs trace.assign 'uniform' or 'gpu_time' (assign 'table' keeps "
+                        f"the trace's own job types)")
+    if sized and source in ("poisson", "testbed"):
+        widest = min(int(v) for v in values) if key == "gpus" and len(sized) == 1 else max(n for _, n in sized)
+        text = spec["cluster"] if key != "gpus" else f"{spec['cluster']} swept to {min(values)} GPUs"
+        problems += _gpu_mix_problems(f"{where}.trace.gpu_mix", trace.get("gpu_mix"), widest, text)
     if key not in SOURCE_SWEEPS[source]:
         problems.append(f"{where}.sweep: key {key!r} does not apply to a {source!r} trace; "
                         f"expected one of {list(SOURCE_SWEEPS[source])}")

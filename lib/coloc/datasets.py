@@ -9,6 +9,7 @@ key, and what was expected.
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import re
@@ -383,10 +384,13 @@ def load_user(pairs_path: str | Path, solo_path: str | Path | None = None) -> tu
 
 def _read_user_csv(path: Path, required, what: str) -> pd.DataFrame:
     try:
-        raw = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8", skipinitialspace=True)
+        _check_user_csv_shape(path)
+        # index_col=False: a row with a field more than the header is never read as an index column
+        raw = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8", skipinitialspace=True,
+                          index_col=False)
     except FileNotFoundError as err:
         raise DataError(f"{path}: no such {what} file") from err
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, csv.Error) as err:
         raise DataError(f"{path}: not a readable UTF-8 CSV ({type(err).__name__}: {err})") from err
     raw.columns = [c.strip() for c in raw.columns]
     missing = [c for c in required if c not in raw.columns]
@@ -399,6 +403,30 @@ def _read_user_csv(path: Path, required, what: str) -> pd.DataFrame:
     for column in required:
         _check_column(path, raw, raw[column] == "", column, "a name")
     return raw
+
+
+def _check_user_csv_shape(path: Path) -> None:
+    """Refuse a header that names a column twice and a row whose field count is not the header's: pandas would
+    drop the repeated column's second values, read a field more on every row as the index (the columns shifted
+    by one) and fill a missing field with a blank."""
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.reader(fh, skipinitialspace=True)
+        header = next(reader, None)
+        if header is None:
+            return  # empty: pandas says so
+        names = [name.strip() for name in header]
+        for i, name in enumerate(names):
+            if name in names[:i]:
+                raise DataError(f"{path}: column {name!r} appears twice in the header (fields "
+                                f"{names.index(name) + 1} and {i + 1} of {names}); expected each column once")
+        row = 1
+        for fields in reader:
+            if not fields:
+                continue  # a blank line: skipped, as pandas does
+            row += 1
+            if len(fields) != len(names):
+                raise DataError(f"{path}: row {row} (line {reader.line_num} of the file) has {len(fields)} "
+                                f"fields, expected {len(names)} as the header {names}")
 
 
 def _user_numbers(path: Path, raw: pd.DataFrame, column: str, rows: pd.Series, expected: str, low: float,

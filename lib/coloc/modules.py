@@ -17,29 +17,48 @@ ROOT = Path(__file__).resolve().parent  # lib/coloc
 PACKAGE = "coloc"
 
 
-def files_of_notebook(notebook: str | Path) -> list[Path]:
-    """The coloc files the code cells of ``notebook`` import, transitively, sorted."""
+def files_of_notebook(notebook: str | Path, root: Path = ROOT) -> list[Path]:
+    """The coloc files the code cells of ``notebook`` import, transitively, sorted (``root``: the package's
+    folder to read them in, by default this module's own)."""
     cells = json.loads(Path(notebook).read_text())["cells"]
     source = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
     lines = [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]
-    return _closure(_imports(ast.parse("\n".join(lines)), package=()))
+    return _closure(_imports(ast.parse("\n".join(lines)), package=()), Path(root).resolve())
 
 
-def files_of_module(module: str) -> list[Path]:
+def files_of_module(module: str, root: Path = ROOT) -> list[Path]:
     """The coloc files that importing ``module`` (e.g. "coloc.cli") runs, sorted."""
-    return _closure({tuple(module.split("."))[1:]})
+    return _closure({tuple(module.split("."))[1:]}, Path(root).resolve())
 
 
-def _closure(start: set[tuple[str, ...]]) -> list[Path]:
+def workflow_path(path: str | Path) -> Path:
+    """``path`` relative to the working directory when it lies inside it (the workflow run from its own folder:
+    a copy of the folder, its .snakemake included, records the same input files), else absolute."""
+    path = Path(path).resolve()
+    try:
+        return path.relative_to(Path.cwd().resolve())
+    except ValueError:
+        return path
+
+
+def code_inputs(runs: str | Path, root: Path) -> list[str]:
+    """The workflow's code input of a notebook (a path) or a module (e.g. "coloc.cli"): the files below
+    ``root`` (the workflow's own lib/coloc, whichever coloc this process imported) that it runs, each as
+    :func:`workflow_path` gives it."""
+    files = files_of_notebook(runs, root) if isinstance(runs, Path) else files_of_module(runs, root)
+    return [str(workflow_path(path)) for path in files]
+
+
+def _closure(start: set[tuple[str, ...]], root: Path = ROOT) -> list[Path]:
     seen: set[Path] = set()
     todo = list(start)
     while todo:
         parts = todo.pop()
-        for path in _files(parts):
+        for path in _files(parts, root):
             if path in seen:
                 continue
             seen.add(path)
-            package = path.parent.relative_to(ROOT).parts  # the package this file is in (or is)
+            package = path.parent.relative_to(root).parts  # the package this file is in (or is)
             source = path.read_text()
             todo.extend(_imports(ast.parse(source, filename=str(path)), package))
             if "pkgutil" in source:  # a registry that imports every module of its package
@@ -47,11 +66,11 @@ def _closure(start: set[tuple[str, ...]]) -> list[Path]:
     return sorted(seen)
 
 
-def _files(parts: tuple[str, ...]) -> list[Path]:
+def _files(parts: tuple[str, ...], root: Path = ROOT) -> list[Path]:
     """The module's file (or the package's __init__) and the __init__ of every package above it."""
-    out = [ROOT / "__init__.py"]
+    out = [root / "__init__.py"]
     for depth in range(1, len(parts) + 1):
-        base = ROOT.joinpath(*parts[:depth])
+        base = root.joinpath(*parts[:depth])
         if (base / "__init__.py").is_file():
             out.append(base / "__init__.py")
         elif base.with_suffix(".py").is_file() and depth == len(parts):

@@ -18,13 +18,23 @@ On a GPU the same code runs (``device="cuda"``); the reference tables must then 
 The new model is a job type of the zoo, or a user's own model: the import path ``package.module:function``
 of a function returning ``(model, batch)`` or ``(model, batch, loss_fn)`` (:mod:`coloc.workloads.user`:
 the default loss, the optimizer, what the batch may be). Its module must be importable (on PYTHONPATH
-or installed); the function is checked on the meta device before anything is measured, and the path is
-the model's name in the log and the tables.
+or installed); the function is checked on the meta device, in a worker process given at most ``--timeout-s``,
+before anything is measured, and the path is the model's name in the log and the tables. The log keys its
+records by the model too (:func:`coloc.profiler.sweep.model_fingerprint`: its module's source and its
+parameters' shapes), so an edited model is measured afresh, not read back from the old one's records.
+
+What the probe does not check: the values of the batch (it measures speed; a batch of NaNs trains as fast as
+any other on most devices, and no loss value is looked at), and measured normalized throughputs above
+:data:`coloc.datasets.MAX_NORM` (which the CSV loader refuses) are kept, with a warning on stderr: on a
+busy machine noise makes them, and the probe's table says what was measured.
 """
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -32,12 +42,13 @@ import pandas as pd
 
 from coloc import profiler
 from coloc import workloads as zoo
-from coloc.datasets import DataError, load_user, save_table
+from coloc.datasets import MAX_NORM, DataError, load_user
 from coloc.devices import device_table
 from coloc.features import workloads_table
 from coloc.predict.base import Tables, make_queries
 from coloc.predict.references import choose_references
 from coloc.predict.registry import make_predictor
+from coloc.predict.registry import names as predictor_names
 from coloc.profiler.sweep import check as check_job_types
 
 DEFAULT_PREDICTOR = "completion"  # the pair predictor of the probe protocols' choice (low-rank completion)
@@ -71,9 +82,11 @@ def plan(model: str, references, repeats: int = 1, seed: int = 0) -> list[profil
 
 
 def measure(model: str, references, log_path, settings: profiler.Settings, repeats: int = 1,
-            progress: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(solo, pairs) of the probe measurements, by the profiler (the log is its resume state)."""
-    records = profiler.run(plan(model, references, repeats, settings.seed), log_path, settings, progress=progress)
+            progress: bool = False, models: dict[str, str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(solo, pairs) of the probe measurements, by the profiler (the log is its resume state; ``models``: the
+    user models' fingerprints, :func:`coloc.profiler.sweep.check`, computed again when not given)."""
+    records = profiler.run(plan(model, references, repeats, settings.seed), log_path, settings, progress=progress,
+                           models=models)
     solo = profiler.solo_table(records)
     return solo, profiler.pairs_table(records, solo)
 
@@ -131,10 +144,17 @@ def run(model: str, ref_solo: pd.DataFrame, ref_pairs: pd.DataFrame, out_prefix,
     Writes ``<out_prefix>.csv`` and ``<out_prefix>.parquet``; returns the table (:data:`COLUMNS`).
     ``workloads``: the features table (default: computed for the job types involved, on the meta device).
     """
+    check_options(k=k, repeats=repeats, seed=settings.seed, window_s=settings.window_s,
+                  warmup_s=settings.warmup_s, timeout_s=settings.timeout_s, threads=settings.threads,
+                  batch_size=settings.batch_size)
+    if predictor not in predictor_names("pair"):
+        raise ProbeError(f"predictor {predictor!r} (--predictor): expected one of the pair predictors "
+                         f"{predictor_names('pair')}")
     if not zoo.known(model):
         raise ProbeError(f"model {model!r}: expected a job type of the zoo (coloc.workloads.names()) or your own "
                          f"model's import path {zoo.user.FORM}")
-    check_job_types([model])  # a user model: imported, built and its loss computed on the meta device
+    # a user model: imported, built and its loss computed on the meta device, in a worker within timeout_s
+    fingerprints = check_job_types([model], settings.timeout_s, settings.omp_wait_policy)
     device = profiler.resolve(settings.device, settings.cpus).name
     solo, pairs = reference_tables(ref_solo, ref_pairs, device)
     if model in set(solo["workload"]):
@@ -142,16 +162,53 @@ def run(model: str, ref_solo: pd.DataFrame, ref_pairs: pd.DataFrame, out_prefix,
     references = choose_references(pairs, device, k)
     if len(references) < k:
         raise ProbeError(f"device {device}: the reference pairs offer {len(references)} co-runners; asked for k = {k}")
-    new_solo, new_pairs = measure(model, references, log_path, settings, repeats, progress)
+    new_solo, new_pairs = measure(model, references, log_path, settings, repeats, progress, fingerprints)
     if model not in set(new_solo["workload"]):
         raise ProbeError(f"model {model!r}: its solo measurement failed on {device} (see the log {log_path})")
     if workloads is None:
         workloads = workloads_table(sorted(set(solo["workload"]) | {model}))
     table = predict_new(model, device, solo, pairs, new_solo, new_pairs, workloads, predictor, settings.seed)
     table = table.assign(predictor=predictor, k=k, references=",".join(references))[COLUMNS]
-    save_table(table, Path(f"{out_prefix}.parquet"))
-    table.to_csv(Path(f"{out_prefix}.csv"), index=False)
+    high = table[(table[["measured_norm", "co_runner_measured_norm"]] > MAX_NORM).any(axis=1)]
+    for row in high.itertuples(index=False):
+        warnings.warn(f"coloc probe: {model} next to {row.co_runner} on {device} measured normalized throughputs "
+                      f"{row.measured_norm:.3g} / {row.co_runner_measured_norm:.3g}, above {MAX_NORM} (a job sharing "
+                      f"its device ran faster than alone: noise, or a busy machine while measuring solo?); kept as "
+                      f"measured", RuntimeWarning, stacklevel=2)
+    _write_atomic(Path(f"{out_prefix}.parquet"), lambda path: table.to_parquet(path, index=False))
+    _write_atomic(Path(f"{out_prefix}.csv"), lambda path: table.to_csv(path, index=False))
     return table
+
+
+def _write_atomic(path: Path, write) -> None:
+    """``write(temporary path)`` beside ``path``, then renamed onto it: a killed probe leaves the old file or
+    the new one, never a part of one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.partial-{os.getpid()}")
+    try:
+        write(partial)
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def check_options(**options) -> None:
+    """Refuse a numeric option out of its range before anything runs: ProbeError naming the option (as on the
+    command line), its value and the range."""
+    ranges = {"k": ("an integer >= 1", 1, math.inf), "repeats": ("an integer >= 1", 1, math.inf),
+              "seed": ("an integer >= 0", 0, 2 ** 32 - 1), "window_s": ("a number of seconds > 0", 0, math.inf),
+              "warmup_s": ("a number of seconds >= 0", 0, math.inf), "timeout_s": ("a number of seconds > 0", 0, math.inf),
+              "threads": ("an integer >= 1", 1, math.inf), "batch_size": ("an integer >= 1", 1, math.inf)}
+    for name, value in options.items():
+        if value is None and name in ("threads", "batch_size"):
+            continue
+        expected, low, high = ranges[name]
+        strict = name in ("window_s", "timeout_s")
+        ok = isinstance(value, (int, float)) and math.isfinite(value) and low <= value <= high
+        if not ok or (strict and value <= low):
+            option = "--" + name.replace("_", "-")
+            raise ProbeError(f"{option} {value!r}: expected {expected}"
+                             f"{f' and at most {high}' if math.isfinite(high) else ''}")
 
 
 
@@ -178,7 +235,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--repeats", type=int, default=3, help="rounds of every measurement (tables: medians)")
     parser.add_argument("--window-s", type=float, default=3.0, help="counted window of each measurement (s)")
     parser.add_argument("--warmup-s", type=float, default=0.5, help="warm-up before the window (s)")
-    parser.add_argument("--timeout-s", type=float, default=120.0, help="per measurement (s)")
+    parser.add_argument("--timeout-s", type=float, default=120.0,
+                        help="per measurement, and for building a user model before any (s)")
     parser.add_argument("--threads", type=int, default=None, help="torch threads per job (default: one per core)")
     parser.add_argument("--seed", type=int, default=0, help="model init, batches, order of measurements")
     parser.add_argument("--batch-size", type=int, default=None, help=argparse.SUPPRESS)  # tests only
@@ -199,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
     """`coloc probe ...`: 0 on success, 1 with the reason on stderr."""
     args = build_parser().parse_args(argv)
     try:
+        check_options(k=args.k, repeats=args.repeats, seed=args.seed, window_s=args.window_s, warmup_s=args.warmup_s,
+                      timeout_s=args.timeout_s, threads=args.threads, batch_size=args.batch_size)
         solo, pairs = _reference_tables(args.solo, args.pairs)
         settings = profiler.Settings(device=args.device, window_s=args.window_s, warmup_s=args.warmup_s,
                                      timeout_s=args.timeout_s, threads=args.threads, batch_size=args.batch_size,
@@ -206,7 +266,8 @@ def main(argv: list[str] | None = None) -> int:
         table = run(args.model, solo, pairs, args.out, args.log, k=args.k, settings=settings, repeats=args.repeats,
                     predictor=args.predictor, progress=not args.quiet)
     except (ProbeError, profiler.ProfilerError, DataError, FileNotFoundError, KeyError) as err:
-        print(f"coloc probe: {err}", file=sys.stderr)
+        message = err.args[0] if isinstance(err, KeyError) and err.args else err  # a KeyError's str() is its repr
+        print(f"coloc probe: {message}", file=sys.stderr)
         return 1
     print(f"{args.model} on {table['device'].iloc[0]}: probed next to {table['references'].iloc[0]}; predictions "
           f"next to {len(table)} job types in {args.out}.csv and {args.out}.parquet")

@@ -2,11 +2,18 @@
 import json
 import os
 import re
+import sys
 from pathlib import Path
 
 import yaml
 from snakemake.utils import min_version, validate
 
+# This workflow's own lib/ first, before anything imports coloc: with coloc installed from another clone, the
+# code inputs (coloc.modules) would list that clone's files while the jobs run this one's (lib/ is first on
+# their PYTHONPATH, below).
+sys.path.insert(0, str(Path(workflow.basedir) / "lib"))
+for _name in [m for m in sys.modules if m == "coloc" or m.startswith("coloc.")]:
+    del sys.modules[_name]  # imported from elsewhere before this file ran
 from coloc import modules
 from coloc.config import check, typed_by_schema
 from coloc.sources import check_fetched, sources_from_config
@@ -22,7 +29,7 @@ check(config, yaml.safe_load(SCHEMA.read_text()))
 validate(config, str(SCHEMA))
 # A raw file already there must still be its source's: Snakemake fetches nothing that exists.
 check_fetched(sources_from_config(config), "data/raw")
-NOTEBOOKS = REPO / "notebooks"
+NOTEBOOKS = modules.workflow_path(REPO / "notebooks")
 # Each rule's conda environment for --sdm conda: small, one per kind of step, pinned as requirements.txt pins
 # (tests/test_envs.py checks the pins and that each holds what its rule's code imports).
 ENVS = REPO / "workflow" / "envs"
@@ -53,10 +60,9 @@ def source_sha256(wildcards):
 def code_of(runs):
     """The lib/coloc files a notebook (a path) or a module (e.g. "coloc.cli") runs, by its imports followed
     transitively (coloc.modules): a rule's code input, so that editing one of them reruns the rule and what
-    depends on it, and editing any other file does not."""
-    if isinstance(runs, Path):
-        return [str(path) for path in modules.files_of_notebook(runs)]
-    return [str(path) for path in modules.files_of_module(runs)]
+    depends on it, and editing any other file does not. This workflow's lib/, relative to the working
+    directory where the workflow is in it (a copied run plans nothing new)."""
+    return modules.code_inputs(runs, REPO / "lib" / "coloc")
 
 
 def as_yaml(values):

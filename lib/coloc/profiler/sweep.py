@@ -24,6 +24,7 @@ import itertools
 import json
 import multiprocessing as mp
 import os
+import sys
 import warnings
 from dataclasses import dataclass
 from multiprocessing import forkserver
@@ -134,16 +135,78 @@ def plan(names, repeats: int = 1, set_sizes=(2,), seed: int = 0, shuffle: bool =
     return out
 
 
-def check(names) -> None:
-    """Import and build every user model among ``names`` on the meta device, computing its loss: a
+def check(names, timeout_s: float = Settings.timeout_s,
+          omp_wait_policy: str | None = Settings.omp_wait_policy) -> dict[str, str]:
+    """Import and build every user model among ``names`` on the meta device, computing its loss, each in a
+    worker process (forked from the fork server, as the measurements are) given at most ``timeout_s``: a
     ProfilerError naming the path when its module, its function or what it returns is not as expected
-    (:mod:`coloc.workloads.user`), before anything is measured. Zoo names are left to :func:`plan`."""
-    for name in names:
-        if workloads.user.is_path(name):
-            try:
-                workloads.check(name)
-            except workloads.user.UserModelError as err:
-                raise ProfilerError(str(err)) from err
+    (:mod:`coloc.workloads.user`), or when building it takes longer, before anything is measured. Zoo names
+    are left to :func:`plan`.
+
+    Returns each user model's fingerprint (:func:`model_fingerprint`), part of its measurements' log keys."""
+    users = [name for name in dict.fromkeys(names) if workloads.user.is_path(name)]
+    if not users:
+        return {}
+    context = _context(omp_wait_policy)
+    return {name: _checked_in_worker(context, name, timeout_s) for name in users}
+
+
+def model_fingerprint(name: str) -> str:
+    """What a user model's measurements depend on besides the settings: a hash of the source file of its
+    function's module and of the shapes and dtypes of the model's parameters, buffers and batch, as its
+    function builds them on the meta device. Editing the file (or the model its function returns) changes it,
+    so a probe measures the edited model afresh instead of reusing the old model's records."""
+    job = workloads.build(name, device="meta")
+    digest = hashlib.sha1()
+    source = getattr(sys.modules.get(name.partition(":")[0]), "__file__", None)
+    if source and os.path.isfile(source):
+        with open(source, "rb") as handle:
+            digest.update(handle.read())
+    shapes = [[n, list(t.shape), str(t.dtype)] for n, t in [*job.model.named_parameters(), *job.model.named_buffers()]]
+    shapes.append([["batch", list(t.shape), str(t.dtype)] for t in job.batch])
+    digest.update(json.dumps(shapes).encode())
+    return digest.hexdigest()[:12]
+
+
+def _check_worker(conn, name: str, path: list[str]) -> None:
+    """In a worker: the model checked and fingerprinted, sent back as ("ok", fingerprint) or ("error", text).
+    ``path``: the caller's sys.path now (the fork server's is the one it had when the server started)."""
+    sys.path[:] = path
+    try:
+        workloads.check(name)
+        conn.send(("ok", model_fingerprint(name)))
+    except workloads.user.UserModelError as err:
+        conn.send(("error", str(err)))
+    except Exception as err:  # noqa: BLE001 - the user's code: any failure is reported with the path
+        conn.send(("error", f"user model {name!r}: building it on the meta device raised {type(err).__name__}: "
+                            f"{err}"))
+
+
+def _checked_in_worker(context, name: str, timeout_s: float) -> str:
+    parent_end, child_end = context.Pipe(duplex=False)
+    process = context.Process(target=_check_worker, args=(child_end, name, list(sys.path)),
+                              name=f"{WORKER_NAME}-check", daemon=True)
+    process.start()
+    child_end.close()
+    try:
+        if not parent_end.poll(timeout_s):
+            raise ProfilerError(
+                f"user model {name!r}: building it on the meta device took longer than timeout_s = {timeout_s:g} s "
+                f"({'it exited with status ' + str(process.exitcode) if process.exitcode is not None else 'stopped'}"
+                f"); expected its function to return (model, batch) within the timeout")
+        status, text = parent_end.recv()
+    except EOFError:
+        process.join(5)
+        raise ProfilerError(f"user model {name!r}: the worker building it on the meta device died "
+                            f"(exit status {process.exitcode})") from None
+    finally:
+        if process.is_alive():
+            process.kill()
+        process.join(5)
+        parent_end.close()
+    if status != "ok":
+        raise ProfilerError(text)
+    return text
 
 
 @dataclass(frozen=True)
@@ -162,7 +225,7 @@ class TopUp:
 
 
 def run(measurements, log_path, settings: Settings = Settings(), progress: bool = True,
-        top_up: TopUp = TopUp()) -> list[dict]:
+        top_up: TopUp = TopUp(), models: dict[str, str] | None = None) -> list[dict]:
     """Measure what the log lacks, appending each record at once; the planned records in plan order,
     then those of the extra rounds (see :class:`TopUp`).
 
@@ -179,12 +242,14 @@ def run(measurements, log_path, settings: Settings = Settings(), progress: bool 
                             "call it under `if __name__ == \"__main__\":` in scripts")
     device = hardware.resolve(settings.device, settings.cpus)
     threads = settings.threads or len(device.cpus)
+    users = sorted({w for m in measurements for w in m.workloads if workloads.user.is_path(w)} - set(models or {}))
+    models = {**(models or {}), **check(users, settings.timeout_s, settings.omp_wait_policy)}
     with journal.locked(log_path), contextlib.ExitStack() as stack:
         done = {r["key"]: r for r in journal.recover(log_path) if outcome.reusable(r, settings.timeout_s)}
         opened: list = []
 
         def get(m: Measurement) -> tuple[dict, bool]:
-            k = key(m, device, threads, settings)
+            k = key(m, device, threads, settings, models)
             if k in done:
                 return done[k], False
             if not opened:  # the first measurement this run makes: start MPS, the fork server, the sampler
@@ -232,16 +297,22 @@ def _calm(record: dict, max_other_load_pct: float) -> bool:
     return outcome.of(record) == outcome.OK and (load is None or load <= max_other_load_pct)
 
 
-def key(m: Measurement, device: hardware.Device, threads: int, settings: Settings) -> str:
-    """The measurement's identity in the log: device, set, repeat and everything that changes a result.
+def key(m: Measurement, device: hardware.Device, threads: int, settings: Settings,
+        models: dict[str, str] | None = None) -> str:
+    """The measurement's identity in the log: device, set, repeat and everything that changes a result,
+    including the fingerprint (``models``, :func:`model_fingerprint`) of each user model in the set: the
+    import path alone would keep the records of a model whose code has since changed.
 
     ``timeout_s`` is left out: it changes whether a measurement finishes, not what it measures
     (a logged timeout is remeasured under a longer one, see :func:`coloc.profiler.outcome.reusable`)."""
     faults = sorted((w, f) for w, f in settings.faults if w in m.workloads)
+    fingerprints = {w: (models or {})[w] for w in m.workloads if workloads.user.is_path(w)}
     relevant = {"cpus": list(device.cpus), "threads": threads, "warmup_s": settings.warmup_s,
                 "warmup_iters": settings.warmup_iters, "window_s": settings.window_s, "min_iters": settings.min_iters,
                 "mps": settings.mps, "batch_size": settings.batch_size, "reduced": settings.reduced,
                 "seed": settings.seed, "faults": faults, "omp_wait_policy": settings.omp_wait_policy}
+    if fingerprints:  # zoo sets keep their keys (and the records logged under them)
+        relevant["models"] = fingerprints
     digest = hashlib.sha1(json.dumps(relevant, sort_keys=True).encode()).hexdigest()[:12]
     return f"{device.name}|{'+'.join(m.workloads)}|r{m.repeat}|{digest}"
 

@@ -1,6 +1,8 @@
 """Per-run metrics from a SimResult: JCT, makespan, queueing, utilization, co-location."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -66,10 +68,17 @@ def _busy_share(timeline: pd.DataFrame, start: float, end: float, total_gpus: in
     return time_integral(timeline[timeline["time"] < end], "busy_gpus", end) / (total_gpus * (end - start))
 
 
+MAX_UTIL_BINS = 1_000_000  # rows of one run's utilization series (a loop per bin)
+
+
 def utilization_series(timeline: pd.DataFrame, total_gpus: int, bin_s: float) -> pd.DataFrame:
     """Time-weighted mean busy and effective GPUs (as shares of the cluster) per `bin_s` bin."""
     times = timeline["time"].to_numpy()
     end = times[-1] if len(times) else 0.0
+    if not (bin_s > 0 and end / bin_s <= MAX_UTIL_BINS):
+        raise ValueError(f"utilization series: util_bin_s = {bin_s:g} s over a run of {end:g} s gives "
+                         f"{end / bin_s if bin_s > 0 else math.inf:.3g} bins; expected at most {MAX_UTIL_BINS} "
+                         f"(a wider util_bin_s)")
     edges = np.arange(0.0, end + bin_s, bin_s)
     rows = []
     for lo, hi in zip(edges[:-1], edges[1:]):

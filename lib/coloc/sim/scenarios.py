@@ -46,8 +46,11 @@ class Point:
 
     @property
     def name(self) -> str:
-        """The run's folder name, e.g. 'seed3_interval_s250'."""
-        return f"seed{self.seed}_{self.sweep}{self.point:g}"
+        """The run's folder name, e.g. 'seed3_interval_s250': the value short (``:g``) where that reads back as
+        exactly the value, else in full (``repr``), so that distinct values never share a folder (1000000 is
+        'gpus1e+06', 1000001 'gpus1000001.0')."""
+        short = f"{self.point:g}"
+        return f"seed{self.seed}_{self.sweep}{short if float(short) == self.point else repr(float(self.point))}"
 
 
 def sweep_of(spec: Mapping) -> tuple[str, list[float]]:
@@ -62,7 +65,13 @@ def sweep_of(spec: Mapping) -> tuple[str, list[float]]:
 def points(spec: Mapping) -> list[Point]:
     """Every run of the scenario for one policy: seeds x sweep points, seed-major."""
     key, values = sweep_of(spec)
-    return [Point(int(seed), key, value) for seed in spec["seeds"] for value in values]
+    runs = [Point(int(seed), key, value) for seed in spec["seeds"] for value in values]
+    names = [run.name for run in runs]
+    for i, name in enumerate(names):
+        if name in names[:i]:  # two seeds or two points alike after float(): one folder, one run read twice
+            raise ValueError(f"scenario sweep {key}: the runs {runs[names.index(name)]} and {runs[i]} share the "
+                             f"folder name {name!r}; expected distinct seeds and sweep values")
+    return runs
 
 
 def cluster_at(cluster: str, gpus: int | None = None) -> str:
