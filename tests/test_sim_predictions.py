@@ -110,7 +110,10 @@ def test_a_nan_prediction_for_a_feasible_pair_the_run_uses_is_refused():
         experiment.run(run_config("coloc"), {"source": "philly"}, solo, pairs, table, preds)
 
 
-def test_a_utilization_file_given_but_missing_is_an_error_for_a_policy_that_reads_it(tmp_path):
+def test_a_utilization_file_given_but_missing_is_an_error_for_a_policy_that_reads_it(tmp_path, monkeypatch):
+    # no registered policy reads utilization optionally today: isacpp is made to, for this test only
+    from coloc.policies.isacpp import Isacpp
+    monkeypatch.setattr(Isacpp, "optional", ("util",))
     norm = tmp_path / "predictions_lofo.parquet"
     frame([("v100", "a", "b", "p", 0, 0.5, 0.7, 0.0, 0.0)]).to_parquet(norm)
     missing = tmp_path / "utilization_lofo.parquet"

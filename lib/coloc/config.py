@@ -270,8 +270,8 @@ def _profiling_problems(prof) -> list[str]:
     names, sizes = prof.get("workloads") or [], prof.get("set_sizes") or []
     problems, seen = [], {}
     for i, members in enumerate(prof["sets"]):
-        if not isinstance(members, list):
-            continue
+        if not isinstance(members, list) or not all(isinstance(m, str) for m in members):
+            continue  # (the schema names what is not a list of job-type names)
         where = f"profiling.sets[{i}]"
         strangers = sorted({m for m in members if m not in names}, key=str)
         if strangers:
