@@ -21,6 +21,7 @@ include: "workflow/rules/simulation.smk"
 include: "workflow/rules/probe.smk"
 include: "workflow/rules/scheduling_delay.smk"
 include: "workflow/rules/claims.smk"
+include: "workflow/rules/readme.smk"
 
 
 rule all:

@@ -66,6 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     fetch.add_argument("--mirror", default=None,
                        help=f"mirror folder to copy from instead of downloading (${sources.MIRROR_ENV} takes precedence)")
     fetch.set_defaults(run=_fetch)
+    commands.add_parser("readme", add_help=False,
+                        help="write the README's result tables from a run's outputs, or check them (coloc readme --help)")
     commands.add_parser("probe", add_help=False,
                         help="measure a new model next to k reference job types, predict it next to every job type "
                              "(coloc probe --help)")
@@ -78,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
         # imported only when it runs: `coloc fetch` (the workflow's download rule) runs this file, and the
         # rule's code inputs (coloc.modules, which follows import statements) stay this file and sources
         return importlib.import_module("coloc.probe").main(argv[1:])
+    if argv[:1] == ["readme"]:
+        return importlib.import_module("coloc.readme").main(argv[1:])
     args = build_parser().parse_args(argv)
     return args.run(args)
 

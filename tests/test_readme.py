@@ -1,0 +1,71 @@
+"""The README's result tables come from a run's outputs: rendering, filling, and catching a number edited by hand."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from coloc import readme
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def results_folder(tmp_path: Path) -> Path:
+    """A made-up finished run: the three files the sections are rendered from."""
+    results = tmp_path / "results"
+    (results / "predictors").mkdir(parents=True)
+    (results / "sim").mkdir()
+    pd.DataFrame([{"paper": "ISACPP", "claim": "lower makespan vs Volcano (predicted edges)", "paper_value": "-29.6%",
+                   "coloc_value": "-12.5% [-20, -5]", "verdict": "same direction, smaller"}]).to_csv(
+        results / "claims_brief.csv", index=False)
+    pd.DataFrame([{"dataset": "gavel", "protocol": p, "predictor": m, "MAPE": v, "setting": "out of fold"}
+                  for p, m, v in (("random5", "blend", 5.91), ("lofo", "blend", 23.0), ("random5", "mean", 29.5),
+                                  ("lofo", "mean", 29.3))]).to_csv(results / "predictors" / "summary.csv", index=False)
+    pd.DataFrame([{"scenario": "poisson", "policy": pol, "seed": seed, "sweep": "load", "point": load,
+                   "cluster": "v100:64", "jct_mean": 3600.0 * base * load * (1 + 0.1 * seed)}
+                  for pol, base in (("fifo", 2.0), ("coloc", 1.5)) for seed in (0, 1) for load in (0.9, 1.1)]
+                 ).to_parquet(results / "sim" / "summary.parquet")
+    return results
+
+
+def a_readme(names) -> str:
+    return "# x\n\n" + "".join(f"{readme.MARK.format(name=n)}\nold\n{readme.END.format(name=n)}\n\ntext\n" for n in names)
+
+
+def test_sections_render_the_runs_numbers(tmp_path):
+    rendered = readme.sections(results_folder(tmp_path))
+    assert set(rendered) == {"claims", "predictors", "scenarios"}
+    assert "| ISACPP | lower makespan vs Volcano (predicted edges) | -29.6% | -12.5% [-20, -5] | same direction, smaller |" \
+        in rendered["claims"]
+    assert "| blend | 23.00 | 5.91 |" in rendered["predictors"]  # lofo, random5 columns; best first
+    # coloc at load 1.1: 1.5 x 1.1 x mean(1, 1.1) = 1.7325 h -> 1.73
+    assert "| coloc | 1.42 | 1.73 |" in rendered["scenarios"] and "(mean JCT, hours; 2 seeds; `v100:64`)" \
+        in rendered["scenarios"]
+
+
+def test_fill_then_check_and_a_number_edited_by_hand_is_caught(tmp_path):
+    results = results_folder(tmp_path)
+    path = tmp_path / "README.md"
+    path.write_text(a_readme(["claims", "predictors", "scenarios"]))
+    run = [sys.executable, "-m", "coloc.cli", "readme", "--results", str(results), "--readme", str(path)]
+    assert subprocess.run(run + ["--check"], capture_output=True, text=True).returncode == 1  # "old" everywhere
+    assert subprocess.run(run + ["--fill"], capture_output=True, text=True).returncode == 0
+    checked = subprocess.run(run + ["--check"], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stderr
+    path.write_text(path.read_text().replace("1.73", "1.63"))  # a number typed in
+    edited = subprocess.run(run + ["--check"], capture_output=True, text=True)
+    assert edited.returncode == 1 and "sections ['scenarios'] differ" in edited.stderr
+    assert path.read_text().count("text\n") == 3  # the prose between sections is left as it was
+
+
+def test_marks_and_renderings_must_match_by_name(tmp_path):
+    rendered = readme.sections(results_folder(tmp_path))
+    with pytest.raises(ValueError, match=r"README sections \['claims'\] and rendered sections"):
+        readme.fill(a_readme(["claims"]), rendered)
+    with pytest.raises(FileNotFoundError, match="claims_brief.csv"):
+        readme.sections(tmp_path / "nothing")
+
+
+def test_the_readme_marks_every_section_the_run_writes():
+    assert set(readme.found((REPO / "README.md").read_text())) == {"claims", "predictors", "scenarios"}
