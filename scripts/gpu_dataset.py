@@ -1,6 +1,6 @@
 """Measure a co-location dataset on this machine's GPU with coloc's profiler, and record its provenance.
 
-One short run for a GPU machine (issue 15): six zoo job types from five families, each solo and in every
+One short run for a GPU machine: six zoo job types from five families, each solo and in every
 pair (self-pairs included: 21 pairs), three repeats, NVML metrics sampled while the jobs train. The same
 code runs on the CPU (``--device cpu``), which is how it is tested.
 

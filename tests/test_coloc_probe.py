@@ -1,4 +1,4 @@
-"""coloc-probe: a job of an unseen family pays k x probe window of GPU time before it trains (issue 13, item 4)."""
+"""coloc-probe: a job of an unseen family pays k x probe window of GPU time before it trains."""
 import pytest
 from sim_cases import ABC, Scripted, predictions, trace, truth_abc
 

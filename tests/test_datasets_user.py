@@ -1,4 +1,4 @@
-"""Users' own measurements as CSV (issue 13, item 6): parsed into the canonical tables, bad rows named."""
+"""Users' own measurements as CSV: parsed into the canonical tables, bad rows named."""
 import numpy as np
 import pytest
 

@@ -1,4 +1,4 @@
-"""Users' own measurements as a predictors-stage source (issue 13, item 6): scored, gaps skip predictors by reason."""
+"""Users' own measurements as a predictors-stage source: scored, gaps skip predictors by reason."""
 import pandas as pd
 import pytest
 

@@ -1,4 +1,4 @@
-"""`coloc probe` (issue 13, item 5): a new job type measured next to k references on the CPU, predicted next to all."""
+"""`coloc probe`: a new job type measured next to k references on the CPU, predicted next to all."""
 import os
 import subprocess
 import sys

@@ -1,4 +1,4 @@
-"""The probe scenario's notebooks run the default config's settings when opened interactively (issue 13)."""
+"""The probe scenario's notebooks run the default config's settings when opened interactively."""
 import json
 from pathlib import Path
 

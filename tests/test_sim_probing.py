@@ -1,4 +1,4 @@
-"""The probe scenario's inputs (issue 13, item 4): probe pairs, the probe-informed predictions, the new-family share."""
+"""The probe scenario's inputs: probe pairs, the probe-informed predictions, the new-family share."""
 import numpy as np
 import pandas as pd
 import pytest

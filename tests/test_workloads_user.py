@@ -1,4 +1,4 @@
-"""A user's own model as a job type: `package.module:function` returning (model, batch) (issue 13, item 5)."""
+"""A user's own model as a job type: `package.module:function` returning (model, batch)."""
 import re
 
 import pytest

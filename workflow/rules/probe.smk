@@ -1,4 +1,4 @@
-# Issue 13: new job families in the simulator. The scenario simulation.scenario_specs[probing.scenario] with
+# New job families in the simulator. The scenario simulation.scenario_specs[probing.scenario] with
 # probing.new_share of its jobs from families held out of training; coloc-probe runs k probes of each such job
 # (k in probing.probes) before placing it. One job runs every seed and k in-process (notebook 04_probe); a
 # figure rule plots mean JCT against k. It reads the predictors stage's Gavel files of lofo-probe-<k> (lofo for

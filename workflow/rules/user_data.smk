@@ -1,4 +1,4 @@
-# Users' own measurements (issue 13): each source of config datasets.user.<name> (a pairs CSV, an optional solo
+# Users' own measurements: each source of config datasets.user.<name> (a pairs CSV, an optional solo
 # CSV; format in the README, "Your own measurements") becomes the canonical tables of the predictors stage's
 # dataset user-<name> (predictors_common.smk: USER_DATASETS), scored under every protocol next to Gavel's.
 

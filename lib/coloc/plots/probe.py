@@ -1,4 +1,4 @@
-"""Figure of the probe scenario (issue 13, item 4): mean JCT against the probes k of every new job.
+"""Figure of the probe scenario : mean JCT against the probes k of every new job.
 
 From :func:`coloc.sim.probing.jct_against_k`'s table, two panels: (left) coloc-probe's mean JCT over seeds
 at each k with its 95% interval (Student t), the GPU time its probes cost written at each point, next to

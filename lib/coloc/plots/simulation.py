@@ -32,7 +32,7 @@ BAR_METRICS = {"jct_mean": "mean JCT (h)", "makespan": "makespan (h)",
                "queue_delay_mean": "mean queueing delay (h)", "gpu_util_mean": "GPU utilization\n(busy share of the makespan)"}
 SWEEP_METRICS = {"jct_mean": "mean JCT (h)", "makespan": "makespan (h)"}
 HOURS = {"jct_mean", "jct_median", "jct_p90", "jct_p99", "makespan", "queue_delay_mean"}
-CONTENDED = 0.8  # fifo busy share from which a point counts as contended (issue 12)
+CONTENDED = 0.8  # fifo busy share from which a point counts as contended (queues form)
 SWEEP_NAMES = {"load": "load factor", "interval_s": "arrival interval (s)", "gpus": "GPUs"}
 
 

@@ -1,4 +1,4 @@
-"""New job families in the simulator: the probe scenario of issue 13 (coloc-probe against k).
+"""New job families in the simulator: the probe scenario (coloc-probe against k).
 
 A scenario where a stated share of the jobs (`new_share`) belong to families the predictor was not
 trained on (`new_families`). coloc-probe (coloc.policies.coloc_probe) runs k probes of every such
