@@ -268,3 +268,16 @@ def test_cross_dataset_on_one_source_says_why():
     shared.loc[shared.index[0], "device"] = "rtx3090"  # a Gavel row on Lucid's device
     with pytest.raises(ProtocolSkipped, match="two sources"):
         folds(Tables(tables.workloads, tables.solo, shared, tables.devices), "xdataset")
+
+
+def test_dataset_protocols_keep_the_cross_protocol_apart_and_a_dataset_s_own_list():
+    from coloc.predict.stage import dataset_protocols
+
+    protocols = ["random5", "lofo", "xdevice", "xdataset", "lofo-probe-0"]
+    assert dataset_protocols("gavel", protocols) == ["random5", "lofo", "xdevice", "lofo-probe-0"]
+    assert dataset_protocols("gavel-lucid", protocols) == ["xdataset"]
+    only = {"lucid": ["lofo", "random5"]}
+    assert dataset_protocols("lucid", protocols, only) == ["random5", "lofo"]  # in the configured order
+    assert dataset_protocols("gavel", protocols, only) == ["random5", "lofo", "xdevice", "lofo-probe-0"]
+    with pytest.raises(ValueError, match="dataset_protocols.lucid.*lojo"):
+        dataset_protocols("lucid", protocols, {"lucid": ["lojo"]})

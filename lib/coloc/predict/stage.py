@@ -56,13 +56,20 @@ def run_file(kind: str, dataset: str, protocol: str, protocols) -> str:
     return RUN_FILES[kind].format(dataset=dataset, protocol=protocol)
 
 
-def dataset_protocols(dataset: str, protocols) -> list[str]:
+def dataset_protocols(dataset: str, protocols, only=None) -> list[str]:
     """The configured protocols the stage runs on ``dataset``: the cross-dataset protocol on the cross dataset
     only (it holds one source's devices out; on one source it would only be skipped), every other protocol on
-    every other dataset."""
-    if dataset == CROSS_DATASET:
-        return [p for p in protocols if p == CROSS_PROTOCOL]
-    return [p for p in protocols if p != CROSS_PROTOCOL]
+    every other dataset; ``only`` (config ``predictors.dataset_protocols``: dataset -> protocols) keeps, for a
+    dataset it names, those of them it lists (the default run's time). ValueError for a listed protocol that is
+    not configured."""
+    runs = [p for p in protocols if (p == CROSS_PROTOCOL) == (dataset == CROSS_DATASET)]
+    if only and dataset in only:
+        unknown = [p for p in only[dataset] if p not in protocols]
+        if unknown:
+            raise ValueError(f"predictors.dataset_protocols.{dataset}: {unknown} not among predictors.protocols "
+                             f"{list(protocols)}")
+        runs = [p for p in runs if p in only[dataset]]
+    return runs
 
 
 def cross_tables(first: tuple[pd.DataFrame, pd.DataFrame], second: tuple[pd.DataFrame, pd.DataFrame],
