@@ -336,3 +336,10 @@ def test_stage_without_utilization_predictors_gives_empty_tables_with_their_colu
     util = stage.util_scores(run, "gavel")
     assert util.empty and {"scope", "util_source", "RMSLE", "dataset"} <= set(util.columns)
     assert util[util["scope"] == "overall"].empty  # the notebook's selection works on it
+
+
+def test_an_amp_job_type_s_batch_is_its_fp32_job_type_s():
+    from coloc.predict.encodings import _log_batch
+
+    names = pd.Series(["resnet18-cifar10-b128-amp", "resnet18-cifar10-b128", "lm-wikitext2-b64-amp"])
+    assert _log_batch(names).tolist() == [7.0, 7.0, 6.0]

@@ -186,3 +186,98 @@ def test_inner_folds_fill_every_row_once_and_never_fit_on_its_pair(groups):
             assert not set(pairs.loc[rows_pair, "device"]) & set(pairs.loc[fit_pairs, "device"])
     if groups == "workload":  # job types dealt into at most k folds, not one fit per job type
         assert len(parts) == 4
+
+
+# ---------------------------------------------------------------------------- cross-dataset (xdataset)
+
+GAVEL_LIKE = ["aa-x-b8", "aa-x-b16", "bb-y-b4", "cc-z-b2"]  # cc: this source's only
+LUCID_LIKE = ["aa-x-b32", "bb-y-b4", "bb-y-b64", "dd-w-b8"]  # dd: this source's only; bb-y-b4 in both
+
+
+def two_sources() -> Tables:
+    """Two made-up sources (Gavel-like on two GPUs, Lucid-like on one) joined as the cross dataset is."""
+    from coloc.predict.stage import cross_tables
+
+    first = synthetic_tables(devices=["k80", "v100"], names=GAVEL_LIKE, infeasible=("aa-x-b16", "cc-z-b2"))
+    second = synthetic_tables(devices=["rtx3090"], names=LUCID_LIKE, infeasible=())
+    solo, pairs = cross_tables((first.solo, first.pairs), (second.solo, second.pairs))
+    workloads = pd.concat([first.workloads, second.workloads]).drop_duplicates("workload").reset_index(drop=True)
+    return Tables(workloads, solo, pairs, device_table(["k80", "v100", "rtx3090"]))
+
+
+def test_cross_tables_keep_the_families_both_sources_measured_in_pairs():
+    from coloc.predict.stage import cross_tables
+
+    first = synthetic_tables(devices=["k80"], names=GAVEL_LIKE, infeasible=())
+    second = synthetic_tables(devices=["rtx3090"], names=LUCID_LIKE, infeasible=())
+    # a family the second source measured alone only (as Lucid's BERT) is not shared either
+    second_solo = pd.concat([second.solo, pd.DataFrame({"device": ["rtx3090"], "workload": ["cc-z-b2"],
+                                                        "throughput": [1.0]})], ignore_index=True)
+    solo, pairs = cross_tables((first.solo, first.pairs), (second_solo, second.pairs))
+    for frame in (pairs["workload_a"], pairs["workload_b"], solo["workload"]):
+        assert set(frame.map(family_of)) == {"aa", "bb"}
+    assert set(solo.loc[solo["source"] == "gavel", "workload"]) == {"aa-x-b8", "aa-x-b16", "bb-y-b4"}
+    assert set(solo.loc[solo["source"] == "lucid", "workload"]) == {"aa-x-b32", "bb-y-b4", "bb-y-b64"}
+    assert dict(pairs.groupby("source")["device"].unique().map(list)) == {"gavel": ["k80"], "lucid": ["rtx3090"]}
+    # every pair of the shared families' three job types on each side is kept (3 + 2 + 1, self-pairs included)
+    assert (pairs["source"] == "gavel").sum() == (pairs["source"] == "lucid").sum() == 6
+
+
+def test_cross_dataset_holds_out_each_source_in_turn_and_trains_on_the_other():
+    tables = two_sources()
+    devices = {"gavel": {"k80", "v100"}, "lucid": {"rtx3090"}}
+    fs = folds(tables, "xdataset")
+    assert [f.held_out for f in fs] == ["gavel", "lucid"]  # both directions
+    for f in fs:
+        held, other = devices[f.held_out], set().union(*(d for s, d in devices.items() if s != f.held_out))
+        assert set(f.test["device"]) == held and set(f.test["source"]) == {f.held_out}
+        feasible = tables.pairs[tables.pairs["feasible"] & tables.pairs["device"].isin(held)]
+        assert pair_keys(f.test) == pair_keys(feasible)  # every feasible pair of the held-out source is tested
+        assert f.test["feasible"].all()
+        for trained in (f.train.pairs["device"], f.train.solo["device"], f.train.devices["name"]):
+            assert set(trained) == other  # none of the held-out source's devices reach the fit
+        assert set(f.train.pairs["source"]) == set(f.train.solo["source"]) == set(devices) - {f.held_out}
+        trained = (set(f.train.pairs["workload_a"]) | set(f.train.pairs["workload_b"])
+                   | set(f.train.solo["workload"]))
+        assert {family_of(w) for w in trained | set(f.test["workload_a"]) | set(f.test["workload_b"])} == {"aa", "bb"}
+
+
+def test_cross_dataset_utilization_folds_hold_out_a_source_s_solo_rows():
+    tables = two_sources()
+    fs = util_folds(tables, "xdataset")
+    assert [f.held_out for f in fs] == ["gavel", "lucid"]
+    for f in fs:
+        held = tables.solo[tables.solo["source"] == f.held_out]
+        assert set(zip(f.test["device"], f.test["workload"])) == set(zip(held["device"], held["workload"]))
+        assert not set(f.train.solo["device"]) & set(held["device"])
+        assert not set(f.train.pairs["device"]) & set(held["device"])
+        assert set(f.train.solo["source"]) == {"gavel", "lucid"} - {f.held_out}
+
+
+def test_cross_dataset_on_one_source_says_why():
+    with pytest.raises(ProtocolSkipped, match="no 'source' column"):
+        folds(synthetic_tables(), "xdataset")
+    tables = two_sources()
+    one = Tables(tables.workloads, tables.solo.assign(source="gavel"), tables.pairs.assign(source="gavel"),
+                 tables.devices)
+    with pytest.raises(ProtocolSkipped, match="one data source only"):
+        folds(one, "xdataset")
+    with pytest.raises(ProtocolSkipped, match="one data source only"):
+        util_folds(one, "xdataset")
+    shared = tables.pairs.copy()
+    shared.loc[shared.index[0], "device"] = "rtx3090"  # a Gavel row on Lucid's device
+    with pytest.raises(ProtocolSkipped, match="two sources"):
+        folds(Tables(tables.workloads, tables.solo, shared, tables.devices), "xdataset")
+
+
+def test_dataset_protocols_keep_the_cross_protocol_apart_and_a_dataset_s_own_list():
+    from coloc.predict.stage import dataset_protocols
+
+    protocols = ["random5", "lofo", "xdevice", "xdataset", "lofo-probe-0"]
+    assert dataset_protocols("gavel", protocols) == ["random5", "lofo", "xdevice", "lofo-probe-0"]
+    assert dataset_protocols("gavel-lucid", protocols) == ["xdataset"]
+    only = {"lucid": ["lofo", "random5"]}
+    assert dataset_protocols("lucid", protocols, only) == ["random5", "lofo"]  # in the configured order
+    assert dataset_protocols("gavel", protocols, only) == ["random5", "lofo", "xdevice", "lofo-probe-0"]
+    with pytest.raises(ValueError, match="dataset_protocols.lucid.*lojo"):
+        dataset_protocols("lucid", protocols, {"lucid": ["lojo"]})

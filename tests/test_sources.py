@@ -52,9 +52,13 @@ def closed_port() -> int:
 def test_config_sources_match_the_mirror_readme():
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     table = sources.sources_from_config(config)
-    assert set(table) == {"gavel_throughputs", "philly_trace"}
+    assert set(table) == {"gavel_throughputs", "philly_trace", "lucid_pairs", "lucid_solo"}
     assert table["gavel_throughputs"].sha256 == "17111f7295f03265fd9e5118d7eba31e3dd9d6e50a2e215c13ad3d3f91f74381"
     assert table["philly_trace"].sha256 == "ebffb3dd1589bdf4e7bcd74496201c5ded1d557d498ee14f560463f37ec353da"
+    assert table["lucid_pairs"].sha256 == "eb17384138b035112e7118b9fd33ae2ab9040fb4688942c74af59a700425ed0d"
+    assert table["lucid_solo"].sha256 == "6bce9f9410b9d1529c7bcfca50aa7c7bc9684dff49da8e13414013325f99ed23"
+    assert all("S-Lab License 1.0" in table[n].licence and "commercial" in table[n].licence
+               for n in ("lucid_pairs", "lucid_solo"))
     for source in table.values():
         assert source.url.startswith("https://raw.githubusercontent.com/")
         commit = source.url.split("/")[5]

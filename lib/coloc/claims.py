@@ -77,6 +77,7 @@ class Claim:
     baseline: str = ""
     point: str = "headline"
     protocol: str = ""
+    dataset: str = "gavel"  # the predictors stage's dataset of a "util_scores" / "pair_scores" claim
     queued: int = 0
     also: tuple[str, ...] = ()
     differs: str = ""  # what still differs from the paper's setting, said in the reason
@@ -124,9 +125,10 @@ def paper_claims(horus_scenario: str = "philly-contended", isacpp_scenario: str 
               **horus),
         Claim(claim="lower job wait time", paper_value="-68.3%", target=(-68.3, -68.3), metric="queue_delay_mean",
               **horus),
+        # on Lucid's RTX 3090 data: the label Horus used, nvidia-smi's measured GPU utilization of each job alone
         Claim(paper="Horus", claim="GPU utilization predicted with RMSLE", paper_value="0.154", kind="at_most",
-              target=(0.154, 0.154), source="util_scores", scenario=f"predictors gavel {util_protocol}",
-              metric="RMSLE", policy="horus", protocol=util_protocol),
+              target=(0.154, 0.154), source="util_scores", scenario=f"predictors lucid {util_protocol}",
+              metric="RMSLE", policy="horus", protocol=util_protocol, dataset="lucid"),
     ]
     names = {horus_policy: "Horus", "volcano": "Volcano", **UNIMPLEMENTED}
     for policy, setting in isacpp_settings:
@@ -318,10 +320,10 @@ def measure_sim(claim: Claim, summary: pd.DataFrame | None, headlines: dict) -> 
 
 def _scores(frame: pd.DataFrame | None, what: str, claim: Claim, metric: str) -> pd.DataFrame:
     frame = _require(frame, [*SCORE_KEYS, metric], what)
-    part = frame[(frame["dataset"] == "gavel") & (frame["protocol"] == claim.protocol)
+    part = frame[(frame["dataset"] == claim.dataset) & (frame["protocol"] == claim.protocol)
                  & (frame["predictor"] == claim.policy)]
     if part.empty:
-        raise NotComparable(f"predictor {claim.policy!r} was not scored on gavel under {claim.protocol!r} "
+        raise NotComparable(f"predictor {claim.policy!r} was not scored on {claim.dataset} under {claim.protocol!r} "
                             f"(config predictors)")
     return part
 
@@ -332,8 +334,8 @@ def measure_util_rmsle(claim: Claim, util_scores: pd.DataFrame | None) -> tuple[
     overall = part[part["scope"] == "overall"]
     value, low, high = mean_ci(overall["RMSLE"].astype(float))
     sources = ",".join(sorted(set(",".join(overall["util_source"].astype(str)).split(","))))
-    reason = (f"{claim.policy} on Gavel ({claim.protocol}, {_seeds(overall['seed'].nunique())}), label {sources}: "
-              f"RMSLE {_fmt(value, low, high)}")
+    reason = (f"{claim.policy} on {claim.dataset} ({claim.protocol}, {_seeds(overall['seed'].nunique())}), label "
+              f"{sources}: RMSLE {_fmt(value, low, high)}")
     return value, low, high, reason, sources == "measured"
 
 
@@ -383,7 +385,7 @@ def claim_row(claim: Claim, summary=None, util_scores=None, pair_scores=None, de
         elif claim.source == "util_scores":
             value, low, high, reason, comparable = measure_util_rmsle(claim, util_scores)
             if not comparable:
-                reason += ("; Horus's 0.154 is of nvidia-smi utilization, which Gavel did not measure "
+                reason += (f"; Horus's 0.154 is of nvidia-smi utilization, which {claim.dataset} did not measure "
                            "(a label of other scale gives another RMSLE)")
         elif claim.source == "pair_scores":
             value, low, high, reason = measure_max_error(claim, pair_scores)

@@ -14,7 +14,7 @@ Columns (one row per device, ``name`` unique):
   clock as nvidia-smi reports it), ``tensor_cores``.
 
 Sources: NVIDIA's product datasheets and architecture whitepapers (Kepler GK210, Pascal
-GP100, Volta GV100, Turing TU104, Ampere GA100/GA102, Ada AD104/AD102, Hopper GH100).
+GP100, Volta GV100, Turing TU104, Ampere GA100/GA102 (A10, GeForce RTX 3090), Ada AD104/AD102, Hopper GH100).
 CPU rows are estimates from psutil and /proc/cpuinfo (see :func:`local_cpu_row`).
 """
 
@@ -44,6 +44,11 @@ _GPU_SPECS = {
     "v100": (15.7 * T, 125 * T, 16 * GIB, 900 * GB, 80, 5120, 877, 640),   # SXM2 16 GB
     "t4": (8.1 * T, 65 * T, 16 * GIB, 320 * GB, 40, 2560, 5001, 320),
     "a10": (31.2 * T, 125 * T, 24 * GIB, 600 * GB, 72, 9216, 6251, 288),
+    # GeForce RTX 3090 (Lucid's measurements): NVIDIA Ampere GA102 whitepaper, Table 9 (and the product page):
+    # 82 SMs, 10,496 CUDA cores, 328 tensor cores, 1695 MHz boost -> 35.6 TFLOP/s FP32, 71 TFLOP/s dense FP16
+    # tensor with FP32 accumulate (GeForce rate: half of FP16 accumulate's 142), 24 GB GDDR6X at 19.5 Gbps on a
+    # 384-bit bus (936 GB/s), maximum memory clock 9751 MHz as nvidia-smi reports it
+    "rtx3090": (35.6 * T, 71 * T, 24 * GIB, 936 * GB, 82, 10496, 9751, 328),
     "l4": (30.3 * T, 121 * T, 24 * GIB, 300 * GB, 58, 7424, 6251, 232),
     "l40s": (91.6 * T, 362 * T, 48 * GIB, 864 * GB, 142, 18176, 9001, 568),
     "a100-40gb": (19.5 * T, 312 * T, 40 * GIB, 1555 * GB, 108, 6912, 1215, 432),  # SXM4
@@ -65,6 +70,7 @@ _ALIASES = {
     "tesla v100-pcie-32gb": "v100",
     "tesla t4": "t4",
     "nvidia a10": "a10",
+    "nvidia geforce rtx 3090": "rtx3090",
     "nvidia l4": "l4",
     "nvidia l40s": "l40s",
     "nvidia a100-sxm4-40gb": "a100-40gb",

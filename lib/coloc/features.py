@@ -14,6 +14,12 @@
   input tensor, or the output of an earlier counted call. A recurrent layer counts once per
   layer and direction per call; a recurrent cell once per call.
 
+* Automatic mixed precision (AMP job types, ``...-amp``): the same graph, so the same FLOPs, parameters and
+  operator counts; ``amp`` is 1 (0 otherwise) and ``activation_bytes`` is half the FP32 count (autocast keeps
+  the activations of matrix products and convolutions, most of what backward saves, in FP16; an estimate:
+  autocast does not act on the meta device, and keeps some tensors, e.g. normalization statistics, in FP32).
+  Parameters stay FP32 (``param_bytes`` unchanged), as autocast keeps them.
+
 Nothing is allocated: models and batches are built on the meta device, so features of
 big batches cost no memory.
 """
@@ -37,6 +43,7 @@ OP_KINDS = ("conv", "linear", "matmul", "norm", "relu", "gelu", "silu", "tanh", 
             "reshape", "other")
 ACTIVATION_KINDS = ("relu", "gelu", "silu", "tanh", "sigmoid", "softmax")
 COARSE = ("conv", "linear", "activation", "other")   # Horus's four layer classes
+AMP_ACTIVATION_DIVISOR = 2  # FP16 activations under autocast: half the bytes of FP32 (module docstring)
 
 _NAMES_BY_KIND = {
     "conv": "conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d convolution",
@@ -211,8 +218,8 @@ def extract(name: str, batch_size: int | None = None) -> dict:
            "flops_fwd": int(flops_fwd), "flops_step": int(flops.get_total_flops()),
            "params": sum(p.numel() for p in params),
            "param_bytes": sum(p.numel() * p.element_size() for p in params),
-           "activation_bytes": saved.nbytes,
-           "input_bytes": sum(t.numel() * t.element_size() for t in batch)}
+           "activation_bytes": saved.nbytes // AMP_ACTIVATION_DIVISOR if job.spec.amp else saved.nbytes,
+           "input_bytes": sum(t.numel() * t.element_size() for t in batch), "amp": int(job.spec.amp)}
     row.update({f"n_{k}": v for k, v in counts.items()})
     row["n_ops"] = sum(counts.values())
     row.update(coarse_counts(counts))
@@ -224,5 +231,18 @@ def workloads_table(names: Iterable[str] | None = None, progress: bool = False) 
     names = sorted(set(workloads.names() if names is None else names))
     for n in names:
         workloads.spec(n)  # fail early, naming the unknown job type
-    rows = [extract(n) for n in tqdm(names, desc="features", disable=not progress)]
+    rows, plain = [], {}
+    for n in tqdm(names, desc="features", disable=not progress):
+        base = n.removesuffix(workloads.AMP_SUFFIX)
+        if base != n and base in names:  # the same graph as its FP32 job type: measured once
+            plain.setdefault(base, extract(base))
+            rows.append(amp_row(plain[base], n))
+        else:
+            plain[n] = plain.get(n) or extract(n)
+            rows.append(plain[n])
     return pd.DataFrame(rows).sort_values("workload", ignore_index=True)
+
+
+def amp_row(row: dict, name: str) -> dict:
+    """The features row of AMP job type ``name`` from its FP32 job type's row (module docstring)."""
+    return row | {"workload": name, "amp": 1, "activation_bytes": row["activation_bytes"] // AMP_ACTIVATION_DIVISOR}

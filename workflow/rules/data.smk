@@ -61,3 +61,37 @@ rule data_tables:
 
 
 ALL_OUTPUTS.extend(rules.data_tables.output)
+
+
+# Lucid's RTX 3090 measurements (coloc.lucid): the lucid dataset, and with Gavel's tables the gavel-lucid one of
+# the cross-dataset protocol (the families both measured in pairs).
+rule lucid_tables:
+    input:
+        notebook=NOTEBOOKS / "00_lucid.ipynb",
+        code=code_of(NOTEBOOKS / "00_lucid.ipynb"),
+        pairs=raw_path("lucid_pairs"),
+        solo=raw_path("lucid_solo"),
+        gavel_solo=rules.data_tables.output.solo,
+        gavel_pairs=rules.data_tables.output.pairs,
+    output:
+        solo="data/processed/lucid/solo.parquet",
+        pairs="data/processed/lucid/pairs.parquet",
+        cross_solo="data/processed/gavel-lucid/solo.parquet",
+        cross_pairs="data/processed/gavel-lucid/pairs.parquet",
+    resources:
+        mem_mb=1000,
+        runtime=10,
+        cpus_per_task=1,
+    log:
+        notebook="results/notebooks/00_lucid.ipynb",
+    conda:
+        ENVS / "tables.yaml"
+    shell:
+        "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
+        "-p pairs_path {input.pairs:q} -p solo_path {input.solo:q} "
+        "-p gavel_solo_path {input.gavel_solo:q} -p gavel_pairs_path {input.gavel_pairs:q} "
+        "-p solo_out {output.solo:q} -p pairs_out {output.pairs:q} "
+        "-p cross_solo_out {output.cross_solo:q} -p cross_pairs_out {output.cross_pairs:q}"
+
+
+ALL_OUTPUTS.extend(rules.lucid_tables.output)

@@ -91,8 +91,9 @@ rule predictors_figures:
                         subcategory="Profiled"),
     params:
         settings=as_yaml({
-            "prediction_paths": {d: {p: prediction_file("predictions", d, p) for p in PRED["protocols"]}
-                                 for d in stage.DATASETS},
+            "prediction_paths": {d: {p: prediction_file("predictions", d, p)
+                                     for p in stage.dataset_protocols(d, PRED["protocols"], DATASET_PROTOCOLS)}
+                                 for d in ("gavel", "profiled")},
             "utilization_paths": {p: prediction_file("utilization", "gavel", p) for p in PLAIN_PROTOCOLS},
             "gavel_figure_paths": {p: {k: GAVEL_FIGURE.format(protocol=p, kind=k) for k in GAVEL_FIGURE_KINDS}
                                    for p in PLAIN_PROTOCOLS},

@@ -8,17 +8,28 @@ PRED = config["predictors"]
 # Users' own sources (config datasets.user.<name>, rules in user_data.smk): datasets user-<name>, next to Gavel's.
 USER_DATASETS = [f"{stage.USER_PREFIX}{name}" for name in config.get("datasets", {}).get("user", {})]
 PRED_DATASETS = list(stage.DATASETS) + USER_DATASETS
+# The (dataset, protocol) runs: the cross-dataset protocol runs on the cross dataset (Gavel's and Lucid's shared
+# families) only, the other protocols on every other dataset (coloc.predict.stage.dataset_protocols), a dataset
+# named in predictors.dataset_protocols those it lists only.
+DATASET_PROTOCOLS = PRED.get("dataset_protocols", {})
+PRED_RUNS = [(d, p) for d in PRED_DATASETS for p in stage.dataset_protocols(d, PRED["protocols"], DATASET_PROTOCOLS)]
 # Every configured model and its options, checked against the registry before anything runs.
 for _name, _options in PRED["models"].items():
     check_options(_name, _options, "pair")
 for _name, _options in PRED["util_models"].items():
     check_options(_name, _options, "util")
+for _dataset, _names in PRED.get("dataset_models", {}).items():
+    if set(_names) - set(PRED["models"]):
+        raise ValueError(f"predictors.dataset_models.{_dataset}: {sorted(set(_names) - set(PRED['models']))} not "
+                         f"among predictors.models {list(PRED['models'])}")
+for _dataset in PRED.get("dataset_protocols", {}):
+    stage.dataset_protocols(_dataset, PRED["protocols"], PRED["dataset_protocols"])  # refuses an unknown protocol
 
 GAVEL_FIGURE = "figures/predictors/gavel_{protocol}_{kind}.png"
 GAVEL_FIGURE_KINDS = ["scatter", "error_cdf", "family_mape"] + (["horus_util"] if "horus" in PRED["util_models"] else [])
 # The per-protocol figures are drawn for the protocols without probes; the probe protocols (lofo-probe-<k>) get
 # two figures of error against k and against profiling seconds, when any runs.
-PLAIN_PROTOCOLS = [p for p in PRED["protocols"] if probe_protocol(p) is None]
+PLAIN_PROTOCOLS = [p for p in stage.dataset_protocols("gavel", PRED["protocols"], DATASET_PROTOCOLS) if probe_protocol(p) is None]
 PROBE_FIGURES = ({"k": "figures/predictors/gavel_probe_k.png", "seconds": "figures/predictors/gavel_probe_seconds.png"}
                  if any(probe_protocol(p) for p in PRED["protocols"]) else {})
 
@@ -33,7 +44,7 @@ def prediction_file(kind, dataset, protocol):
 
 def predictor_runs(kind):
     """The ``kind`` file (a key of stage.RUN_FILES) of every (dataset, protocol) run."""
-    return expand(stage.RUN_FILES[kind], dataset=PRED_DATASETS, protocol=PRED["protocols"])
+    return [stage.RUN_FILES[kind].format(dataset=d, protocol=p) for d, p in PRED_RUNS]
 
 
 def predictor_tables(wildcards):
@@ -43,9 +54,14 @@ def predictor_tables(wildcards):
 
 
 def predictor_settings(wildcards):
-    """The run's settings as notebook parameters (Gavel's families apply to Gavel only)."""
+    """The run's settings as notebook parameters (Gavel's families apply to Gavel only, Lucid's to Lucid; a dataset
+    named in predictors.dataset_models runs the pair models it lists only)."""
     settings = {key: PRED[key] for key in ("seeds", "folds", "models", "util_models")}
-    settings["families"] = PRED["families"] if wildcards.dataset == "gavel" else []
+    only = PRED.get("dataset_models", {}).get(wildcards.dataset)  # the default run's time: fewer models there
+    if only is not None:
+        settings["models"] = {name: options for name, options in PRED["models"].items() if name in only}
+    families = {"gavel": PRED["families"], "lucid": PRED.get("lucid_families", [])}
+    settings["families"] = families.get(wildcards.dataset, [])
     return as_yaml(settings)
 
 

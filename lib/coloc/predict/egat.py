@@ -71,7 +71,7 @@ from coloc.pairs import directed, keyed_mean
 EDGE_CHOICES = ("lgbm", "constant", "measured")  # "measured": egat-profiled only
 # Node feature groups that option ``drop`` can leave out (ISACPP's ablation).
 FEATURE_GROUPS = ("gpu", "hyper", "model")
-HYPER_COLUMNS = ("batch_size",)  # the hyperparameters among the workloads table's graph features
+HYPER_COLUMNS = ("batch_size", "amp")  # the hyperparameters among the workloads table's graph features (amp: mixed precision)
 OUTPUT_HEADROOM = 1.25  # the published readout's sigmoid spans [0, this x the largest training label]
 
 

@@ -26,6 +26,7 @@ import pandas as pd
 from coloc.datasets import family_of
 from coloc.predict.base import feasible_rows
 from coloc.predict.protocols import inner_folds
+from coloc.workloads import AMP_SUFFIX
 
 KEYS = {  # encoding -> (columns of the directed rows it groups by)
     "sens_dev": ("device", "workload"),
@@ -68,7 +69,9 @@ def encode(queries: pd.DataFrame, known: pd.DataFrame) -> pd.DataFrame:
 
 
 def _log_batch(workloads: pd.Series) -> np.ndarray:
-    return np.log2(workloads.str.rsplit("-b", n=1).str[1].astype(float).to_numpy())
+    """log2 of each job type's batch size (an -amp job type's: its FP32 job type's, zero doublings away)."""
+    batch = workloads.str.removesuffix(AMP_SUFFIX).str.rsplit("-b", n=1).str[1]
+    return np.log2(batch.astype(float).to_numpy())
 
 
 def _near(flat: pd.DataFrame, known: pd.DataFrame, scale: float = 1.0):

@@ -42,7 +42,7 @@ UTIL_COLUMNS = ["device", "workload", "predictor", "seed", "fold", "held_out", "
 
 # How a predictor that early-stops or tunes should carve its validation split from the
 # training fold, by protocol: like the test fold (a held-out family / job type / device), or at random.
-VALIDATION_GROUPS = {"random5": None, "xdevice": "device"} | JOB_GROUPS
+VALIDATION_GROUPS = {"random5": None, "xdevice": "device", "xdataset": "device"} | JOB_GROUPS
 
 
 def validation_groups(protocol: str) -> str | None:

@@ -9,6 +9,9 @@
   and ``lofo``: how well a predictor generalizes to a new job of a known family.
 * ``xdevice``: leave one device out (train on the other GPU types, test on it); training
   holds no pair or solo row of that device.
+* ``xdataset``: leave one data source out: the tables' ``source`` column names each row's source (Gavel,
+  Lucid: :func:`coloc.predict.stage.cross_tables`); train on the devices of the other sources, test on the
+  held-out one's (Gavel's three GPUs -> the RTX 3090, and the reverse). ``xdevice`` with devices grouped by source.
 * ``lofo-probe-<k>`` / ``lojo-probe-<k>`` (k >= 0; the runs use 0, 1, 2, 3, 5): ``lofo`` / ``lojo``
   where each held-out job type was *probed*: on every device, its pairs with k reference
   co-runners (chosen from the fold's training pairs only, by
@@ -23,7 +26,7 @@ table (e.g. one device only for ``xdevice``) raises :class:`ProtocolSkipped` wit
 Utilization folds (Horus's per-job prediction, out-of-fold) follow the same idea per job:
 ``random5`` groups solo rows by job type into K folds (a job type is predicted by a model
 that saw it on no device), ``lofo`` by family, ``lojo`` by job type (one fold each),
-``xdevice`` by device; a probe protocol as its base protocol.
+``xdevice`` by device, ``xdataset`` by source; a probe protocol as its base protocol.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from coloc.predict.references import choose_references
 JOB_GROUPS = {"lofo": "family", "lojo": "workload"}
 PROBE_COUNTS = (0, 1, 2, 3, 5)  # the probe counts k the runs use (any k >= 0 is a protocol)
 PROBE_PROTOCOLS = tuple(f"{base}-probe-{k}" for base in JOB_GROUPS for k in PROBE_COUNTS)
-PROTOCOLS = ("random5", "lofo", "lojo", "xdevice") + PROBE_PROTOCOLS
+PROTOCOLS = ("random5", "lofo", "lojo", "xdevice", "xdataset") + PROBE_PROTOCOLS
 _PROBE = re.compile(r"^(lofo|lojo)-probe-(\d+)$")
 
 
@@ -129,6 +132,8 @@ def folds(tables: Tables, protocol: str, seed: int = 0, k: int = 5) -> list[Fold
         return _group_folds(tables, protocol)
     if protocol == "xdevice":
         return _device_folds(tables)
+    if protocol == "xdataset":
+        return _device_folds(tables, _source_devices(tables, protocol))
     if probe_protocol(protocol):
         return _probe_folds(tables, protocol)
     check_protocol(protocol)
@@ -193,17 +198,36 @@ def probe_pairs(pairs: pd.DataFrame, group: str, of, references: dict) -> pd.Ser
     return (in_a & ref_b) | (in_b & ref_a)
 
 
-def _device_folds(tables: Tables) -> list[Fold]:
+def _source_devices(tables: Tables, protocol: str) -> dict[str, set]:
+    """source -> its devices (the pairs' and solo rows' ``source`` column); ProtocolSkipped unless >= 2 sources,
+    none sharing a device."""
+    if "source" not in tables.pairs.columns or "source" not in tables.solo.columns:
+        raise ProtocolSkipped(f"{protocol}: the tables have no 'source' column (one data source); the cross-dataset "
+                              f"protocol runs on Gavel's and Lucid's tables together (dataset gavel-lucid)")
+    rows = pd.concat([tables.pairs[["source", "device"]], tables.solo[["source", "device"]]])
+    groups = {s: set(part["device"]) for s, part in rows.groupby("source")}
+    if len(groups) < 2:
+        raise ProtocolSkipped(f"{protocol}: one data source only ({sorted(groups)}); need at least 2")
+    if rows.drop_duplicates().duplicated("device").any():
+        raise ProtocolSkipped(f"{protocol}: a device belongs to two sources ({groups})")
+    return groups
+
+
+def _device_folds(tables: Tables, groups: dict[str, set] | None = None) -> list[Fold]:
+    """One fold per device (xdevice), or per group of devices (xdataset: ``groups`` = source -> devices)."""
+    protocol = "xdevice" if groups is None else "xdataset"
     pairs = _feasible(tables.pairs)
-    devices = sorted(pairs["device"].unique())
-    if len(devices) < 2:
-        raise ProtocolSkipped(f"xdevice: the pairs hold {len(devices)} device ({devices}); need at least 2")
+    if groups is None:
+        devices = sorted(pairs["device"].unique())
+        if len(devices) < 2:
+            raise ProtocolSkipped(f"xdevice: the pairs hold {len(devices)} device ({devices}); need at least 2")
+        groups = {d: {d} for d in devices}
     out = []
-    for i, dev in enumerate(devices):
-        keep = [d for d in tables.devices["name"] if d != dev]
-        train_pairs = tables.pairs[tables.pairs["device"] != dev]
-        test = pairs[pairs["device"] == dev].reset_index(drop=True)
-        out.append(Fold("xdevice", i, dev, tables.subset(train_pairs, devices=keep), test))
+    for i, (name, held) in enumerate(sorted(groups.items())):
+        keep = [d for d in tables.devices["name"] if d not in held]
+        train_pairs = tables.pairs[~tables.pairs["device"].isin(held)]
+        test = pairs[pairs["device"].isin(held)].reset_index(drop=True)
+        out.append(Fold(protocol, i, name, tables.subset(train_pairs, devices=keep), test))
     return out
 
 
@@ -285,6 +309,10 @@ def util_folds(tables: Tables, protocol: str, seed: int = 0, k: int = 5) -> list
     elif protocol == "xdevice":
         held = solo["device"]
         groups = [(d, {d}) for d in sorted(held.unique())]
+    elif protocol == "xdataset":
+        _source_devices(tables, f"{protocol} (utilization)")
+        held = solo["source"]
+        groups = [(s, {s}) for s in sorted(held.unique())]
     else:
         check_protocol(protocol)
         raise AssertionError(protocol)

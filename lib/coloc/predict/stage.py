@@ -24,9 +24,13 @@ from coloc.predict.protocols import ProtocolSkipped, probe_protocol
 from coloc.predict.references import PROBE_WINDOW_S
 from coloc.predict.registry import check_options, make_predictor, split_options
 
-DATASETS = ("gavel", "profiled")
+DATASETS = ("gavel", "profiled", "lucid", "gavel-lucid")
 # Where the workflow keeps each dataset's solo and pairs tables, and the files of one (dataset, protocol) run.
-DATASET_FOLDERS = {"gavel": "data/processed", "profiled": "data/processed/profiled"}
+# lucid: Lucid's RTX 3090 measurements (coloc.lucid); gavel-lucid: Gavel's and Lucid's tables of the families both
+# measured in pairs (cross_tables), for the cross-dataset protocol only.
+DATASET_FOLDERS = {"gavel": "data/processed", "profiled": "data/processed/profiled", "lucid": "data/processed/lucid",
+                   "gavel-lucid": "data/processed/gavel-lucid"}
+CROSS_DATASET, CROSS_PROTOCOL = "gavel-lucid", "xdataset"
 # Users' own measurements (config datasets.user.<name>; coloc.datasets.load_user) are dataset "user-<name>".
 USER_PREFIX = "user-"
 USER_FOLDER = "data/processed/user/{name}"
@@ -52,6 +56,42 @@ def run_file(kind: str, dataset: str, protocol: str, protocols) -> str:
         raise ValueError(f"protocol {protocol!r} is not among predictors.protocols {list(protocols)}: "
                          f"the predictors stage makes no {kind} file for it")
     return RUN_FILES[kind].format(dataset=dataset, protocol=protocol)
+
+
+def dataset_protocols(dataset: str, protocols, only=None) -> list[str]:
+    """The configured protocols the stage runs on ``dataset``: the cross-dataset protocol on the cross dataset
+    only (it holds one source's devices out; on one source it would only be skipped), every other protocol on
+    every other dataset; ``only`` (config ``predictors.dataset_protocols``: dataset -> protocols) keeps, for a
+    dataset it names, those of them it lists (the default run's time). ValueError for a listed protocol that is
+    not configured."""
+    runs = [p for p in protocols if (p == CROSS_PROTOCOL) == (dataset == CROSS_DATASET)]
+    if only and dataset in only:
+        unknown = [p for p in only[dataset] if p not in protocols]
+        if unknown:
+            raise ValueError(f"predictors.dataset_protocols.{dataset}: {unknown} not among predictors.protocols "
+                             f"{list(protocols)}")
+        runs = [p for p in runs if p in only[dataset]]
+    return runs
+
+
+def cross_tables(first: tuple[pd.DataFrame, pd.DataFrame], second: tuple[pd.DataFrame, pd.DataFrame],
+                 names=("gavel", "lucid")) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(solo, pairs) of two sources together, each row's ``source`` named, restricted to the families both
+    measured in pairs (Gavel's and Lucid's: resnet18 and lm); their solo rows of those families too.
+
+    The cross-dataset protocol (``xdataset``, :mod:`coloc.predict.protocols`) trains on one source's devices and
+    predicts the other's. Columns one source lacks (Lucid's measured utilization) are NaN on the other's rows.
+    """
+    def families(pairs):
+        return set(pairs["workload_a"].map(family_of)) | set(pairs["workload_b"].map(family_of))
+
+    shared = families(first[1]) & families(second[1])
+    solos, pairs = [], []
+    for name, (solo, pair) in zip(names, (first, second)):
+        solos.append(solo[solo["workload"].map(family_of).isin(shared)].assign(source=name))
+        keep = pair["workload_a"].map(family_of).isin(shared) & pair["workload_b"].map(family_of).isin(shared)
+        pairs.append(pair[keep].assign(source=name))
+    return pd.concat(solos, ignore_index=True), pd.concat(pairs, ignore_index=True)
 
 
 def is_user(dataset: str) -> bool:
@@ -153,6 +193,11 @@ def source_label(dataset: str, devices, families=()) -> str:
         return label + (f", families {', '.join(families)} only" if families else "")
     if dataset == "profiled":
         return f"profiled on {', '.join(devices)}"
+    if dataset == "lucid":
+        label = f"Lucid (measured, {'/'.join(d.upper() for d in devices)})"
+        return label + (f", families {', '.join(families)} only" if families else "")
+    if dataset == CROSS_DATASET:
+        return f"Gavel (K80/P100/V100) and Lucid (RTX3090), the families both measured in pairs"
     if is_user(dataset):
         return f"user data {dataset[len(USER_PREFIX):]!r} (measured, {'/'.join(devices)})"
     raise KeyError(f"unknown dataset {dataset!r}; expected one of {DATASETS}")

@@ -1,6 +1,7 @@
 """The workload zoo: pure-torch models for every job type, behind one registry.
 
-A job type id is ``<family>-<dataset>-b<batch>``, e.g. ``resnet50-imagenet-b64``, or a user's own
+A job type id is ``<family>-<dataset>-b<batch>``, e.g. ``resnet50-imagenet-b64``, with ``-amp`` at the end for the
+same model trained with automatic mixed precision (``resnet18-cifar10-b32-amp``, Lucid's measurements), or a user's own
 model named by its import path ``package.module:function`` (:mod:`coloc.workloads.user`: the function
 returns the model and its batch; the path is the job type's name and family). ``build`` returns a
 :class:`Job` that runs real training steps; on the meta device it allocates nothing, which is what
@@ -21,7 +22,9 @@ from . import user
 from .catalog import ENTRIES, Entry
 from .recipe import Recipe, TensorSpec, materialize
 
-__all__ = ["WorkloadSpec", "Job", "names", "gavel_names", "known", "check", "spec", "build", "recipe", "entry"]
+AMP_SUFFIX = "-amp"
+
+__all__ = ["WorkloadSpec", "Job", "names", "gavel_names", "lucid_names", "known", "check", "spec", "build", "recipe", "entry"]
 
 
 @dataclass(frozen=True)
@@ -36,11 +39,14 @@ class WorkloadSpec:
     dataset: str
     task: str
     batch_size: int | None
+    amp: bool = False  # trained under automatic mixed precision (FP16 autocast on CUDA)
 
 
 @lru_cache(maxsize=1)
 def _catalog_names() -> tuple[str, ...]:
-    return tuple(sorted(f"{e.family}-{e.dataset}-b{b}" for e in ENTRIES.values() for b in e.batch_sizes))
+    plain = [f"{e.family}-{e.dataset}-b{b}" for e in ENTRIES.values() for b in e.all_batches()]
+    amp = [f"{e.family}-{e.dataset}-b{b}{AMP_SUFFIX}" for e in ENTRIES.values() for b in e.amp_batches]
+    return tuple(sorted(plain + amp))
 
 
 def names() -> list[str]:
@@ -50,7 +56,18 @@ def names() -> list[str]:
 
 def gavel_names() -> list[str]:
     """The 26 single-GPU job types of Gavel's throughput measurements, sorted."""
-    return sorted(n for n in _catalog_names() if entry(n).source == "gavel")
+    return sorted(n for n in _catalog_names() if entry(n).source == "gavel" and not n.endswith(AMP_SUFFIX)
+                  and _parse(n)[2] in entry(n).batch_sizes)
+
+
+def lucid_names() -> list[str]:
+    """The 66 job types of Lucid's RTX 3090 measurements (56 in pairs, 10 solo only), sorted."""
+    out = []
+    for n in _catalog_names():
+        e, batch = entry(n), _parse(n)[2]
+        if batch in (e.amp_batches if n.endswith(AMP_SUFFIX) else e.lucid_batches):
+            out.append(n)
+    return sorted(out)
 
 
 def known(name: str) -> bool:
@@ -77,6 +94,9 @@ def check(name: str) -> None:
 
 
 def _parse(name: str) -> tuple[str, str, int] | None:
+    """(family, dataset, batch) of a zoo name (an AMP name: of the model it trains under autocast)."""
+    if name.endswith(AMP_SUFFIX):
+        name = name[: -len(AMP_SUFFIX)]
     family, _, rest = name.partition("-")
     dataset, _, batch = rest.rpartition("-b")
     if not family or not dataset or not batch.isdigit():
@@ -97,7 +117,7 @@ def entry(name: str) -> Entry:
     if parsed is None or (parsed[0], parsed[1]) not in ENTRIES:
         raise _unknown(name)
     found = ENTRIES[parsed[0], parsed[1]]
-    if parsed[2] not in found.batch_sizes:
+    if parsed[2] not in (found.amp_batches if name.endswith(AMP_SUFFIX) else found.all_batches()):
         raise _unknown(name)
     return found
 
@@ -112,7 +132,7 @@ def spec(name: str) -> WorkloadSpec:
     if user.is_path(name):
         return WorkloadSpec(name, name, "user", "user", None)
     e = entry(name)
-    return WorkloadSpec(name, e.family, e.dataset, e.recipe(False).task, _parse(name)[2])
+    return WorkloadSpec(name, e.family, e.dataset, e.recipe(False).task, _parse(name)[2], name.endswith(AMP_SUFFIX))
 
 
 def _seeds(seed: int, count: int) -> list[int]:
@@ -144,7 +164,10 @@ class Job:
             raise RuntimeError(f"{self.spec.name}: a training step needs real tensors, not the meta device")
         with self._own_rng():
             self.optimizer.zero_grad(set_to_none=True)
-            loss = self.loss(self.model, self.batch)
+            # AMP job types run forward and loss under FP16 autocast on CUDA (elsewhere as FP32: autocast on a
+            # CPU would be bfloat16, another precision); no loss scaling (a step's time, not its convergence)
+            with torch.autocast("cuda", torch.float16, enabled=self.spec.amp and self.device.type == "cuda"):
+                loss = self.loss(self.model, self.batch)
             loss.backward()
             if self.recipe.clip_grad_norm is not None:
                 nn.utils.clip_grad_norm_(self.model.parameters(), self.recipe.clip_grad_norm)
