@@ -84,7 +84,7 @@ class JctPack(Policy):
         cluster = view.cluster
         if cluster.max_free() > 0 or not cluster.any_shareable():
             return
-        waits, waiting = None, 0
+        waits, waiting, gpus = None, 0, cluster.num_gpus
         offers = view.queue.first_singles(self.lookahead or len(view.queue))
         for i, job in enumerate(offers):
             if not cluster.any_shareable():
@@ -92,7 +92,8 @@ class JctPack(Policy):
             if self.wait_rule and waits is None:
                 waits = RoundWaits(self._ends, view)
             wait = partial(waits.wait, waiting) if waits is not None and waits.known else None
-            gpu = self._best_gpu(view, job, wait)
+            behind = (len(view.queue) - 1) / gpus  # the queue's share of each GPU-second saved (queue_weight)
+            gpu = self._best_gpu(view, job, wait, behind)
             if gpu is None:
                 waiting += 1
                 continue
@@ -117,9 +118,13 @@ class JctPack(Policy):
         key = (device, a, b)
         value = self._cache.get(key)
         if value is None:
-            value = self._preds.norm(device, a, b) - self.risk * self._preds.std(device, a, b)
-            value = self._cache[key] = min(max(value, 0.01), 1.0)
+            mean, std = self._belief(device, a, b)
+            value = self._cache[key] = min(max(mean - self.risk * std, 0.01), 1.0)
         return value
+
+    def _belief(self, device: str, a: str, b: str) -> tuple[float, float]:
+        """(predicted normalized throughput of a next to b, its spread); coloc-online refines it."""
+        return self._preds.norm(device, a, b), self._preds.std(device, a, b)
 
     def admissible(self, device: str, workloads) -> bool:
         """Pessimistic combined normalized throughput of the set >= min_combined."""
@@ -132,7 +137,7 @@ class JctPack(Policy):
             total += factor
         return total >= self.min_combined
 
-    def _best_gpu(self, view, job, wait: Callable[[], float] | None) -> int | None:
+    def _best_gpu(self, view, job, wait: Callable[[], float] | None, behind: float = 0.0) -> int | None:
         """The admissible GPU adding least completion time; None if the job should wait.
 
         The sets that gain throughput are searched first; then those that do not, for a GPU below that best:
@@ -169,10 +174,20 @@ class JctPack(Policy):
                 (gaining if gains_throughput else others).append((floor, device, t_new, sig, gpus, lone))
         best = self._least(view, job.workload, gaining, None)
         other = self._least(view, job.workload, others, best)
-        # cost - wait < 0: packed, the jobs finish sooner in sum than if this one waited
-        if other is not None and other[0] < wait():
-            best = other
-        return None if best is None else best[1]
+        if wait is None:  # no wait rule (ablation): a set that gains throughput is joined whatever it costs
+            return None if best is None else best[1]
+        chosen, least, waited = None, None, None
+        for option in (other, best):  # the least-cost GPU of the losing and of the gaining sets
+            if option is None:
+                continue
+            score = option[0] - behind * self.saved_time(view, job, option[1])
+            if score >= 0.0:  # (a negative score pays whatever the wait)
+                waited = wait() if waited is None else waited
+                if score >= waited:
+                    continue
+            if least is None or score < least:
+                chosen, least = option, score
+        return None if chosen is None else chosen[1]
 
     def _least(self, view, workload: str, candidates: list, beat):
         """Least (added time, gpu) over candidate groups, (floor, device, t_new, sig, group, (n_new, n_old) or
@@ -283,6 +298,28 @@ class JctPack(Policy):
             f_new, f_old = pair_finish_times(t_new, t_old, n_new, n_old)
             out.append((gpu, f_new + f_old - t_new - t_old))
         return out
+
+    def saved_time(self, view, job, gpu: int) -> float:
+        """GPU time packing `job` on `gpu` saves, predicted: its solo time (the GPU it would take after waiting)
+        plus how long the GPU stays busy without it, less how long the GPU stays busy with it. Negative for a
+        set that loses throughput; for one resident (n_new + n_old - 1) min(t_new / n_new, t_old / n_old)."""
+        device, here, now = view.cluster.gpu_device[gpu], view.cluster.residents[gpu], view.now
+        t_new = job.remaining / view.speed(device, job.workload)
+        if len(here) == 1:
+            old = here[0]
+            t_old = solo_left(old, now)
+            f_new, f_old = pair_finish_times(t_new, t_old, self._norm(device, job.workload, old.workload),
+                                             self._norm(device, old.workload, job.workload))
+            return t_new + t_old - (f_new if f_new > f_old else f_old)
+        names = [job.workload] + [j.workload for j in here]
+        left = [t_new] + [j.remaining_at(now) / j.speed for j in here]
+
+        def pair_norm(i: int, k: int) -> float:
+            return self._norm(device, names[i], names[k])
+
+        packed, _ = run_stages(left, pair_norm)
+        alone, _ = run_stages(left[1:], lambda i, k: pair_norm(i + 1, k + 1))
+        return t_new + max(alone) - max(packed)
 
     def added_time(self, view, device: str, workload: str, t_new: float, gpu: int) -> float:
         """Predicted sum of finish times packed on `gpu` minus (new job alone + residents undisturbed)."""
