@@ -3,23 +3,32 @@
 1. Shortest remaining time first (`order='sjf'`): the same knowledge of
    durations that ISACPP's remaining times assume; `order='fifo'` is the
    ablation without reordering.
-2. Idle GPUs first. With none idle, a single-GPU job may join a GPU if the
-   set's pessimistic combined normalized throughput, sum over its jobs of
-   (prediction - risk x predicted spread), is at least `min_combined` (the
-   pair gains throughput, with confidence: the spread keeps the policy off
-   pairs the predictor is unsure of), or, failing that, if packing still
-   lowers the predicted sum of completion times of the jobs involved compared
-   with waiting (`wait_rule`): the job would otherwise start when the k-th
-   running job is predicted to end, k = its place among this round's waiting
-   jobs. So a throughput-losing pair is formed only when the wait is long.
-3. Among allowed GPUs it takes the one that adds the least completion time to
-   the jobs involved: (new job's and residents' predicted finish times when
-   packed) - (new job alone + residents undisturbed), the JCT of both jobs.
+2. Idle GPUs first. With none idle, a single-GPU job joins a GPU only where sharing pays in predicted
+   total completion time against waiting (`wait_rule`). Packed next to a resident, with pessimistic
+   values (prediction - risk x predicted spread), it adds `cost` = (both jobs' predicted finish times
+   packed) - (each alone) and saves `saved` = t_new + the GPU's busy time without it - its busy time
+   with it (GPU time; negative for a set that loses throughput). Waiting costs the job `wait`: until the
+   k-th running job's predicted end (coloc.policies.ends), k = its place among this round's waiting
+   jobs. The GPU time saved comes back to the other queued jobs, each starting about saved / N sooner
+   (N GPUs): the job joins if
+
+       cost - (queued jobs behind it / N) x saved < wait,
+
+   for one resident (1 - (1 + q)(n_new + n_old - 1)) min(t_new / n_new, t_old / n_old) < wait, q the
+   queued jobs per GPU. So with a short queue even a set that gains throughput is formed only if its
+   slowdown costs less than the wait; with a long one any set that gains enough is; a set that loses
+   throughput costs the queue too. The candidates are the least-cost GPU among the sets that gain
+   throughput (pessimistic combined normalized throughput >= `min_combined`) and the least-cost among
+   those that do not, if below it; of those that pass, the least score wins. Without the wait rule
+   (ablation) a set that gains throughput is joined whatever it costs.
+3. The least-cost GPU is found as before: (new job's and residents' predicted finish times when
+   packed) - (new job alone + residents undisturbed), the JCT of both jobs; the test above is then
+   made on it alone (O(1) per decision: `saved_time`).
 
 ISACPP packs whenever no GPU is idle, whatever the pair costs; Horus packs by
 utilization even when GPUs are idle; Gandiva learns a bad pair only after
-suffering it. `oracle` (coloc.policies.oracle) is the same rule fed the
-measured pairs (no spread): an UPPER BOUND, not a predictor.
+suffering it (coloc-online, coloc.policies.coloc_online, learns from the pairs it runs). `oracle`
+(coloc.policies.oracle) is the same rule fed the measured pairs (no spread): an UPPER BOUND, not a predictor.
 
 At cluster scale no decision costs every GPU. Next to one resident of solo remaining time t the new
 job adds (2 - n_new - n_old) min(t / n_old, t_new / n_new) in exact arithmetic, which never falls with
@@ -27,8 +36,8 @@ t (norms are at most 1): a group of one-job GPUs, ordered by t (GpuGroup.by_fini
 its least t until no GPU further on can cost less, and its value at the least t bounds the whole group,
 so groups are visited least bound first and the search stops at the first bound above the best found
 (the bounds allow for rounding; GPUs that tie up to rounding are costed as arrays). The wait rule's
-predicted ends are kept across rounds (coloc.policies.ends) and computed only when a set that does not
-gain throughput could win. Costs are the scalar expressions' floating-point operations, so the choices,
+predicted ends are kept across rounds (coloc.policies.ends) and computed only when a candidate's score
+is not negative. Costs are the scalar expressions' floating-point operations, so the choices,
 ties included, are those of the plain loops.
 """
 from __future__ import annotations
