@@ -69,7 +69,8 @@ class JctPack(Policy):
             if self.wait_rule and ends is None:
                 ends = self._predicted_ends(view)
             wait = ends[min(waiting, len(ends) - 1)] if ends else None
-            gpu = self._best_gpu(view, job, wait)
+            behind = (len(view.queue) - 1) / view.cluster.num_gpus
+            gpu = self._best_gpu(view, job, wait, behind)
             if gpu is None:
                 waiting += 1
             else:
@@ -109,9 +110,12 @@ class JctPack(Policy):
             total += factor
         return total >= self.min_combined
 
-    def _best_gpu(self, view, job, wait: float | None) -> int | None:
-        """The admissible GPU adding least completion time; None if the job should wait."""
-        best = None
+    def _best_gpu(self, view, job, wait: float | None, behind: float) -> int | None:
+        """The GPU whose packing pays most against the job waiting; None if the job should wait.
+
+        Candidates: the least-cost GPU among sets that gain throughput, and the least-cost among those that do
+        not if below it. A candidate pays if cost - behind x saved GPU time < wait; the least such is taken."""
+        best, other = None, None
         for device in view.cluster.devices:
             if not view.has_solo(device, job.workload):
                 continue
@@ -124,10 +128,39 @@ class JctPack(Policy):
                 if not gains_throughput and wait is None:
                     continue
                 for gpu, cost in self._added_times(view, device, job.workload, t_new, sig, gpus):
-                    # cost - wait < 0: packed, the jobs finish sooner in sum than if this one waited
-                    if (gains_throughput or cost < wait) and (best is None or (cost, gpu) < best):
+                    if gains_throughput and (best is None or (cost, gpu) < best):
                         best = (cost, gpu)
-        return None if best is None else best[1]
+                    if not gains_throughput and (other is None or (cost, gpu) < other):
+                        other = (cost, gpu)
+        if other is not None and best is not None and not other < best:
+            other = None
+        if wait is None:
+            return None if best is None else best[1]
+        chosen = None
+        for option in (other, best):
+            if option is None:
+                continue
+            score = option[0] - behind * self._saved(view, job, option[1])
+            if score < 0.0 or score < wait:
+                if chosen is None or score < chosen[0]:
+                    chosen = (score, option[1])
+        return None if chosen is None else chosen[1]
+
+    def _saved(self, view, job, gpu: int) -> float:
+        """Predicted GPU time saved by packing: t_new + busy time without the job - busy time with it."""
+        device, here, now = view.cluster.gpu_device[gpu], view.cluster.residents[gpu], view.now
+        t_new = job.remaining / view.speed(device, job.workload)
+        if len(here) == 1:
+            old = here[0]
+            t_old = (old.remaining - old.rate * (now - old.last_update)) / old.speed
+            f_new, f_old = pair_finish_times(t_new, t_old, self._norm(device, job.workload, old.workload),
+                                             self._norm(device, old.workload, job.workload))
+            return t_new + t_old - (f_new if f_new > f_old else f_old)
+        names = [job.workload] + [j.workload for j in here]
+        left = [t_new] + [j.remaining_at(now) / j.speed for j in here]
+        packed, _ = run_stages(left, lambda i, k: self._norm(device, names[i], names[k]))
+        alone, _ = run_stages(left[1:], lambda i, k: self._norm(device, names[i + 1], names[k + 1]))
+        return t_new + max(alone) - max(packed)
 
     def _added_times(self, view, device: str, workload: str, t_new: float, sig, gpus):
         """(gpu, completion time packing adds) per GPU of one group; closed form for one resident."""

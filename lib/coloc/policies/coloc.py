@@ -3,23 +3,32 @@
 1. Shortest remaining time first (`order='sjf'`): the same knowledge of
    durations that ISACPP's remaining times assume; `order='fifo'` is the
    ablation without reordering.
-2. Idle GPUs first. With none idle, a single-GPU job may join a GPU if the
-   set's pessimistic combined normalized throughput, sum over its jobs of
-   (prediction - risk x predicted spread), is at least `min_combined` (the
-   pair gains throughput, with confidence: the spread keeps the policy off
-   pairs the predictor is unsure of), or, failing that, if packing still
-   lowers the predicted sum of completion times of the jobs involved compared
-   with waiting (`wait_rule`): the job would otherwise start when the k-th
-   running job is predicted to end, k = its place among this round's waiting
-   jobs. So a throughput-losing pair is formed only when the wait is long.
-3. Among allowed GPUs it takes the one that adds the least completion time to
-   the jobs involved: (new job's and residents' predicted finish times when
-   packed) - (new job alone + residents undisturbed), the JCT of both jobs.
+2. Idle GPUs first. With none idle, a single-GPU job joins a GPU only where sharing pays in predicted
+   total completion time against waiting (`wait_rule`). Packed next to a resident, with pessimistic
+   values (prediction - risk x predicted spread), it adds `cost` = (both jobs' predicted finish times
+   packed) - (each alone) and saves `saved` = t_new + the GPU's busy time without it - its busy time
+   with it (GPU time; negative for a set that loses throughput). Waiting costs the job `wait`: until the
+   k-th running job's predicted end (coloc.policies.ends), k = its place among this round's waiting
+   jobs. The GPU time saved comes back to the other queued jobs, each starting about saved / N sooner
+   (N GPUs): the job joins if
+
+       cost - (queued jobs behind it / N) x saved < wait,
+
+   for one resident (1 - (1 + q)(n_new + n_old - 1)) min(t_new / n_new, t_old / n_old) < wait, q the
+   queued jobs per GPU. So with a short queue even a set that gains throughput is formed only if its
+   slowdown costs less than the wait; with a long one any set that gains enough is; a set that loses
+   throughput costs the queue too. The candidates are the least-cost GPU among the sets that gain
+   throughput (pessimistic combined normalized throughput >= `min_combined`) and the least-cost among
+   those that do not, if below it; of those that pass, the least score wins. Without the wait rule
+   (ablation) a set that gains throughput is joined whatever it costs.
+3. The least-cost GPU is found as before: (new job's and residents' predicted finish times when
+   packed) - (new job alone + residents undisturbed), the JCT of both jobs; the test above is then
+   made on it alone (O(1) per decision: `saved_time`).
 
 ISACPP packs whenever no GPU is idle, whatever the pair costs; Horus packs by
 utilization even when GPUs are idle; Gandiva learns a bad pair only after
-suffering it. `oracle` (coloc.policies.oracle) is the same rule fed the
-measured pairs (no spread): an UPPER BOUND, not a predictor.
+suffering it (coloc-online, coloc.policies.coloc_online, learns from the pairs it runs). `oracle`
+(coloc.policies.oracle) is the same rule fed the measured pairs (no spread): an UPPER BOUND, not a predictor.
 
 At cluster scale no decision costs every GPU. Next to one resident of solo remaining time t the new
 job adds (2 - n_new - n_old) min(t / n_old, t_new / n_new) in exact arithmetic, which never falls with
@@ -27,8 +36,8 @@ t (norms are at most 1): a group of one-job GPUs, ordered by t (GpuGroup.by_fini
 its least t until no GPU further on can cost less, and its value at the least t bounds the whole group,
 so groups are visited least bound first and the search stops at the first bound above the best found
 (the bounds allow for rounding; GPUs that tie up to rounding are costed as arrays). The wait rule's
-predicted ends are kept across rounds (coloc.policies.ends) and computed only when a set that does not
-gain throughput could win. Costs are the scalar expressions' floating-point operations, so the choices,
+predicted ends are kept across rounds (coloc.policies.ends) and computed only when a candidate's score
+is not negative. Costs are the scalar expressions' floating-point operations, so the choices,
 ties included, are those of the plain loops.
 """
 from __future__ import annotations
@@ -84,7 +93,7 @@ class JctPack(Policy):
         cluster = view.cluster
         if cluster.max_free() > 0 or not cluster.any_shareable():
             return
-        waits, waiting = None, 0
+        waits, waiting, gpus = None, 0, cluster.num_gpus
         offers = view.queue.first_singles(self.lookahead or len(view.queue))
         for i, job in enumerate(offers):
             if not cluster.any_shareable():
@@ -92,7 +101,8 @@ class JctPack(Policy):
             if self.wait_rule and waits is None:
                 waits = RoundWaits(self._ends, view)
             wait = partial(waits.wait, waiting) if waits is not None and waits.known else None
-            gpu = self._best_gpu(view, job, wait)
+            behind = (len(view.queue) - 1) / gpus  # the queue's share of each GPU-second saved (queue_weight)
+            gpu = self._best_gpu(view, job, wait, behind)
             if gpu is None:
                 waiting += 1
                 continue
@@ -117,9 +127,13 @@ class JctPack(Policy):
         key = (device, a, b)
         value = self._cache.get(key)
         if value is None:
-            value = self._preds.norm(device, a, b) - self.risk * self._preds.std(device, a, b)
-            value = self._cache[key] = min(max(value, 0.01), 1.0)
+            mean, std = self._belief(device, a, b)
+            value = self._cache[key] = min(max(mean - self.risk * std, 0.01), 1.0)
         return value
+
+    def _belief(self, device: str, a: str, b: str) -> tuple[float, float]:
+        """(predicted normalized throughput of a next to b, its spread); coloc-online refines it."""
+        return self._preds.norm(device, a, b), self._preds.std(device, a, b)
 
     def admissible(self, device: str, workloads) -> bool:
         """Pessimistic combined normalized throughput of the set >= min_combined."""
@@ -132,7 +146,7 @@ class JctPack(Policy):
             total += factor
         return total >= self.min_combined
 
-    def _best_gpu(self, view, job, wait: Callable[[], float] | None) -> int | None:
+    def _best_gpu(self, view, job, wait: Callable[[], float] | None, behind: float = 0.0) -> int | None:
         """The admissible GPU adding least completion time; None if the job should wait.
 
         The sets that gain throughput are searched first; then those that do not, for a GPU below that best:
@@ -169,10 +183,20 @@ class JctPack(Policy):
                 (gaining if gains_throughput else others).append((floor, device, t_new, sig, gpus, lone))
         best = self._least(view, job.workload, gaining, None)
         other = self._least(view, job.workload, others, best)
-        # cost - wait < 0: packed, the jobs finish sooner in sum than if this one waited
-        if other is not None and other[0] < wait():
-            best = other
-        return None if best is None else best[1]
+        if wait is None:  # no wait rule (ablation): a set that gains throughput is joined whatever it costs
+            return None if best is None else best[1]
+        chosen, least, waited = None, None, None
+        for option in (other, best):  # the least-cost GPU of the losing and of the gaining sets
+            if option is None:
+                continue
+            score = option[0] - behind * self.saved_time(view, job, option[1])
+            if score >= 0.0:  # (a negative score pays whatever the wait)
+                waited = wait() if waited is None else waited
+                if score >= waited:
+                    continue
+            if least is None or score < least:
+                chosen, least = option, score
+        return None if chosen is None else chosen[1]
 
     def _least(self, view, workload: str, candidates: list, beat):
         """Least (added time, gpu) over candidate groups, (floor, device, t_new, sig, group, (n_new, n_old) or
@@ -284,6 +308,28 @@ class JctPack(Policy):
             out.append((gpu, f_new + f_old - t_new - t_old))
         return out
 
+    def saved_time(self, view, job, gpu: int) -> float:
+        """GPU time packing `job` on `gpu` saves, predicted: its solo time (the GPU it would take after waiting)
+        plus how long the GPU stays busy without it, less how long the GPU stays busy with it. Negative for a
+        set that loses throughput; for one resident (n_new + n_old - 1) min(t_new / n_new, t_old / n_old)."""
+        device, here, now = view.cluster.gpu_device[gpu], view.cluster.residents[gpu], view.now
+        t_new = job.remaining / view.speed(device, job.workload)
+        if len(here) == 1:
+            old = here[0]
+            t_old = solo_left(old, now)
+            f_new, f_old = pair_finish_times(t_new, t_old, self._norm(device, job.workload, old.workload),
+                                             self._norm(device, old.workload, job.workload))
+            return t_new + t_old - (f_new if f_new > f_old else f_old)
+        names = [job.workload] + [j.workload for j in here]
+        left = [t_new] + [j.remaining_at(now) / j.speed for j in here]
+
+        def pair_norm(i: int, k: int) -> float:
+            return self._norm(device, names[i], names[k])
+
+        packed, _ = run_stages(left, pair_norm)
+        alone, _ = run_stages(left[1:], lambda i, k: pair_norm(i + 1, k + 1))
+        return t_new + max(alone) - max(packed)
+
     def added_time(self, view, device: str, workload: str, t_new: float, gpu: int) -> float:
         """Predicted sum of finish times packed on `gpu` minus (new job alone + residents undisturbed)."""
         here = view.cluster.residents[gpu]
@@ -353,9 +399,15 @@ class RoundWaits:
     def wait(self, waiting: int) -> float:
         if self._times is None:
             self.read()
-            self._times = self._ends.kept_times(self._now)
-        k = min(waiting, len(self._times) - 1)
-        return float(self._times.min() if k == 0 else np.partition(self._times, k)[k])
+            self._times, self._asked = self._ends.kept_times(self._now), 0
+        times = self._times
+        k = min(waiting, len(times) - 1)
+        self._asked += 1
+        if self._asked == 2:  # asked again in this round: sorted once (the same values as the partitions)
+            times = self._times = np.sort(times)
+        if self._asked >= 2:
+            return float(times[k])
+        return float(times.min() if k == 0 else np.partition(times, k)[k])
 
 
 @register("coloc")

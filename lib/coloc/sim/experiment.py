@@ -211,3 +211,33 @@ def policy_table(summary: pd.DataFrame) -> pd.DataFrame:
     table = summary.groupby(keys, as_index=False, sort=False)[SHOWN].mean()
     table.insert(len(keys), "seeds", summary.groupby(keys, sort=False)["seed"].nunique().to_numpy())
     return table
+
+
+def regret_table(summary: pd.DataFrame, metric: str = "jct_mean", bound: str = "oracle", baseline: str = "fifo",
+                 keys=("scenario", "point")) -> pd.DataFrame:
+    """Regret of every policy against the upper bound, per scenario point and prediction protocol:
+    (mean - bound's mean) / (baseline's mean - bound's mean), means over seeds of `metric`. 0: as good as the
+    bound (`oracle`, coloc's rule on the measured pairs); 1: no better than the baseline (`fifo`). The bound and
+    baseline read no predictions, so their runs under any protocol are pooled. A point lacking either is left out.
+    Columns: the keys, `policy`, `protocol`, `seeds`, `mean`, `bound_mean`, `baseline_mean`, `regret`."""
+    keys = list(keys)
+    missing = [c for c in (*keys, "policy", "protocol", "seed", metric) if c not in summary.columns]
+    if missing:
+        raise ValueError(f"regret_table: the summary lacks columns {missing}; expected a sim summary table")
+    ref = {}
+    for name in (bound, baseline):
+        rows = summary[summary["policy"] == name]
+        if rows.empty:
+            raise ValueError(f"regret_table: no runs of {name!r}; have {sorted(summary['policy'].unique())}")
+        ref[name] = rows.groupby(keys)[metric].mean()
+    others = summary[~summary["policy"].isin([bound, baseline])]
+    grouped = others.groupby([*keys, "policy", "protocol"], sort=True)
+    table = grouped[metric].mean().rename("mean").to_frame()
+    table.insert(0, "seeds", grouped["seed"].nunique())
+    table = table.reset_index()
+    at = pd.MultiIndex.from_frame(table[keys]) if len(keys) > 1 else pd.Index(table[keys[0]])
+    table["bound_mean"] = ref[bound].reindex(at).to_numpy()
+    table["baseline_mean"] = ref[baseline].reindex(at).to_numpy()
+    table = table.dropna(subset=["bound_mean", "baseline_mean"]).reset_index(drop=True)
+    table["regret"] = (table["mean"] - table["bound_mean"]) / (table["baseline_mean"] - table["bound_mean"])
+    return table
