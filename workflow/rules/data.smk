@@ -85,7 +85,7 @@ rule lucid_tables:
     log:
         notebook="results/notebooks/00_lucid.ipynb",
     conda:
-        ENVS / "tables.yaml"
+        ENVS / "predict.yaml"  # cross_tables comes from coloc.predict.stage (torch, LightGBM)
     shell:
         "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
         "-p pairs_path {input.pairs:q} -p solo_path {input.solo:q} "
