@@ -57,6 +57,10 @@ def test_fill_then_check_and_a_number_edited_by_hand_is_caught(tmp_path):
     edited = subprocess.run(run + ["--check"], capture_output=True, text=True)
     assert edited.returncode == 1 and "sections ['scenarios'] differ" in edited.stderr
     assert path.read_text().count("text\n") == 3  # the prose between sections is left as it was
+    out = tmp_path / "sections.md"  # writing the sections alone needs no README (the CI run's working folder has none)
+    alone = [sys.executable, "-m", "coloc.cli", "readme", "--results", str(results), "--readme", str(tmp_path / "no.md"),
+             "--sections-out", str(out)]
+    assert subprocess.run(alone, capture_output=True, text=True).returncode == 0 and "results:claims" in out.read_text()
 
 
 def test_marks_and_renderings_must_match_by_name(tmp_path):

@@ -119,7 +119,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         rendered = sections(args.results)
-        text = Path(args.readme).read_text()
+        text = Path(args.readme).read_text() if (args.check or args.fill) else ""  # (only these read it)
         if args.sections_out:
             out = Path(args.sections_out)
             out.parent.mkdir(parents=True, exist_ok=True)

@@ -12,6 +12,7 @@ rule readme:
         sections="results/readme.md",
     params:
         fill="--fill" if config["readme"]["fill"] else "",
+        readme=str(REPO / "README.md"),  # the workflow's own README, wherever the run's working directory is
     resources:
         mem_mb=1000,
         runtime=5,
@@ -21,7 +22,7 @@ rule readme:
     conda:
         ENVS / "tables.yaml"
     shell:
-        "python -m coloc.cli readme --results results --readme README.md --sections-out {output.sections:q} "
+        "python -m coloc.cli readme --results results --readme {params.readme:q} --sections-out {output.sections:q} "
         "{params.fill} 2>&1 | tee {log:q}"
 
 
