@@ -73,3 +73,11 @@ def test_marks_and_renderings_must_match_by_name(tmp_path):
 
 def test_the_readme_marks_every_section_the_run_writes():
     assert set(readme.found((REPO / "README.md").read_text())) == {"claims", "predictors", "scenarios"}
+
+
+def test_the_readmes_report_command_writes_a_temporary_name_then_moves_it():
+    """Snakemake writes report.html in place: a report killed mid-write would leave a 0-byte report.html. The
+    README's command writes another name and moves it only when whole."""
+    text = (REPO / "README.md").read_text()
+    assert "snakemake --report report.tmp.html && mv report.tmp.html report.html" in text
+    assert "snakemake --report report.html" not in text
