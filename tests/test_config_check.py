@@ -201,3 +201,10 @@ def test_a_gpu_mix_is_checked_against_the_smallest_swept_cluster_and_the_delay_c
     message = str(err.value)
     assert "poisson.trace.gpu_mix: GPU counts [4] are more than the 2 GPUs of the widest device type in 'v100:64 swept to 2 GPUs'" in message
     assert "scheduling_delay.gpu_mix: GPU counts [4] are more than the 2 GPUs of the widest device type in 'k80:2,v100:2'" in message
+
+
+def test_a_datasets_own_models_and_protocols_are_checked_before_anything_runs():
+    message = mistakes({"predictors": {"dataset_models": {"lucid": ["mean", "nosuch"]},
+                                       "dataset_protocols": {"lucid": ["random5", "lojo"]}}})
+    assert "predictors.dataset_models.lucid[1]: 'nosuch' not among predictors.models" in message
+    assert "predictors.dataset_protocols.lucid[1]: 'lojo' not among predictors.protocols" in message

@@ -330,6 +330,12 @@ def _model_problems(pred: dict) -> list[str]:
                 predict.check_options(name, options, kind)
             except (KeyError, ValueError) as err:
                 problems.append(f"{where}: {err.args[0] if err.args else err}")
+    for dataset, names in (pred.get("dataset_models") or {}).items():  # a dataset's own pair models and protocols
+        problems += [f"predictors.dataset_models.{dataset}[{i}]: {n!r} not among predictors.models "
+                     f"{list(pred['models'])}" for i, n in enumerate(names) if n not in pred["models"]]
+    for dataset, names in (pred.get("dataset_protocols") or {}).items():
+        problems += [f"predictors.dataset_protocols.{dataset}[{i}]: {n!r} not among predictors.protocols "
+                     f"{pred['protocols']}" for i, n in enumerate(names) if n not in pred["protocols"]]
     return problems
 
 
