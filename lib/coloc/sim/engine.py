@@ -208,10 +208,9 @@ class Simulator:
             "start_time": column("start_time"), "finish_time": finish, "jct": finish - submit,
             "queue_delay": column("queued_time"), "num_gpus": column("num_gpus", np.int64),
             "workload": column("workload", None), "colocated_time": column("colocated_time"),
-            "crowded_time": column("crowded_time"),
             "slowdown": (finish - submit) / duration, "duration": duration, "device": column("device", None),
             "run_time": column("run_time"), "preemptions": column("preemptions", np.int64),
-            "migrations": column("migrations", np.int64)})
+            "migrations": column("migrations", np.int64), "crowded_time": column("crowded_time")})
 
 
 def simulate(trace: pd.DataFrame, truth: GroundTruth, policy, spec: ClusterSpec,
