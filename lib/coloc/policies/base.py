@@ -170,3 +170,31 @@ def pack_singles(view, choose_gpu, limit: int | None = None) -> None:
             skip.add(job.workload)
         else:
             view.place(job, (gpu,))
+
+
+def first_come_with_skipping(view, choose) -> None:
+    """Volcano's order: every queued job in queue order gets `choose(view, job) -> gpus | None`; a job that fits
+    nowhere is passed over, and so are the later jobs of its workload and GPU count this round (room only shrinks)."""
+    queue, cluster = view.queue, view.cluster
+    failed: set[tuple[str, int]] = set()
+    for job in queue.ordered():
+        key = (job.workload, job.num_gpus)
+        if key in failed:
+            continue
+        gpus = choose(view, job)
+        if gpus is None:
+            failed.add(key)
+        else:
+            view.place(job, gpus)
+        if cluster.max_free() == 0 and not cluster.any_shareable():
+            return
+
+
+def whole_idle_gpus(view, job) -> tuple[int, ...] | None:
+    """Idle GPUs for `job` on the first device type that runs it and has enough (as few nodes as possible); None."""
+    for device in view.cluster.devices:
+        if view.has_solo(device, job.workload):
+            gpus = view.cluster.pick_free(device, job.num_gpus)
+            if gpus is not None:
+                return gpus
+    return None

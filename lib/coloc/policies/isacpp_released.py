@@ -20,7 +20,7 @@ nodes as possible. Every GPU of every node is scored for each job: a cost that g
 """
 from __future__ import annotations
 
-from coloc.policies.base import register
+from coloc.policies.base import first_come_with_skipping, register, whole_idle_gpus
 from coloc.policies.isacpp import Isacpp
 
 
@@ -35,30 +35,13 @@ class IsacppReleased(Isacpp):
             self._node_gpus[node].append(gpu)
 
     def schedule(self, view) -> None:
-        queue, cluster = view.queue, view.cluster
-        failed: set[tuple[str, int]] = set()  # (workload, GPUs) found no room this round: room only shrinks
-        for job in queue.ordered():
-            key = (job.workload, job.num_gpus)
-            if key in failed:
-                continue
-            gpus = self.choose(view, job)
-            if gpus is None:
-                failed.add(key)
-            else:
-                view.place(job, gpus)
-            if cluster.max_free() == 0 and not cluster.any_shareable():
-                return
+        first_come_with_skipping(view, self.choose)
 
     def choose(self, view, job) -> tuple[int, ...] | None:
         """The GPUs the released scheduler gives `job`; None if no node takes it."""
         cluster = view.cluster
         if job.num_gpus > 1 or not job.shareable:
-            for device in cluster.devices:
-                if view.has_solo(device, job.workload):
-                    gpus = cluster.pick_free(device, job.num_gpus)
-                    if gpus is not None:
-                        return gpus
-            return None
+            return whole_idle_gpus(view, job)
         best = None  # (worst score, node, gpu)
         for node, device in enumerate(cluster.node_device):
             if not view.has_solo(device, job.workload):

@@ -14,7 +14,7 @@ GPU per pod), on as few nodes as possible. The cluster's cap on jobs per GPU is 
 """
 from __future__ import annotations
 
-from coloc.policies.base import Policy, register
+from coloc.policies.base import Policy, first_come_with_skipping, register, whole_idle_gpus
 
 
 @register("volcano")
@@ -26,30 +26,13 @@ class Volcano(Policy):
         self._fit: dict[tuple[str, tuple[str, ...]], bool] = {}
 
     def schedule(self, view) -> None:
-        queue, cluster = view.queue, view.cluster
-        failed: set[tuple[str, int]] = set()  # (workload, GPUs) found no room this round: room only shrinks
-        for job in queue.ordered():
-            key = (job.workload, job.num_gpus)
-            if key in failed:
-                continue
-            gpus = self._first_fit(view, job)
-            if gpus is None:
-                failed.add(key)
-            else:
-                view.place(job, gpus)
-            if cluster.max_free() == 0 and not cluster.any_shareable():
-                return
+        first_come_with_skipping(view, self._first_fit)
 
     def _first_fit(self, view, job) -> tuple[int, ...] | None:
         """The lowest-index GPU whose free memory takes `job` (whole idle GPUs for a job of several); None."""
         cluster = view.cluster
         if job.num_gpus > 1 or not job.shareable:
-            for device in cluster.devices:
-                if view.has_solo(device, job.workload):
-                    gpus = cluster.pick_free(device, job.num_gpus)
-                    if gpus is not None:
-                        return gpus
-            return None
+            return whole_idle_gpus(view, job)
         best = None
         for device in cluster.devices:
             if not view.has_solo(device, job.workload):
