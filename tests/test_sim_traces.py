@@ -29,6 +29,15 @@ def test_select_filters_and_rebases():
         traces.select(TABLE, start_s=1e9)
 
 
+def test_jobs_too_wide_are_counted_within_the_window_kept():
+    assert traces.select(TABLE, clusters=["x"], max_gpus=4).attrs["jobs_too_wide"] == 1  # job 12, 8 GPUs
+    assert traces.select(TABLE, clusters=["x"], max_gpus=1).attrs["jobs_too_wide"] == 2  # 12 and 14
+    # the first 2 jobs that fit end at t=100, before the wide job 12 arrives: it was not dropped, never reached
+    assert traces.select(TABLE, n_jobs=2, max_gpus=4).attrs["jobs_too_wide"] == 0
+    built = traces.build({"source": "philly", "clusters": ["x"]}, TABLE, ["a"], seed=0, load=2.0, total_gpus=4)
+    assert built.attrs["jobs_too_wide"] == 1
+
+
 def test_load_scales_inter_arrival_times():
     out = traces.scale_load(traces.select(TABLE), 2.0)
     assert list(np.diff(out["submit_time"])) == list(np.diff(traces.select(TABLE)["submit_time"]) / 2)

@@ -152,6 +152,7 @@ def run(config: RunConfig, trace_spec: dict, solo: pd.DataFrame, pairs: pd.DataF
            "predictor_norm_params": predictions.norm_params if predictions is not None else "",
            "predictor_util_params": predictions.util_params if predictions is not None else "",
            "offered_load": traces.offered_load(trace, spec.total_gpus),
+           "jobs_too_wide": int(trace.attrs.get("jobs_too_wide", 0)),
            **metrics.summarize(result, spec.total_gpus), **policy.summary_fields()}
     return result, jobs, pd.DataFrame([row])
 

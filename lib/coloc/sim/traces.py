@@ -31,7 +31,8 @@ def select(trace: pd.DataFrame, clusters: Sequence[str] | None = None, start_s: 
            end_s: float | None = None, n_jobs: int | None = None, max_gpus: int | None = None) -> pd.DataFrame:
     """Jobs of `clusters`, submitted in [start_s, end_s), at most `max_gpus` GPUs, first `n_jobs`.
 
-    Submit times are re-based so the first kept job arrives at 0.
+    Submit times are re-based so the first kept job arrives at 0. The number of jobs of the window
+    dropped for being wider than `max_gpus` is kept in `attrs["jobs_too_wide"]` (the summary counts them).
     """
     require_columns(trace, TRACE_COLUMNS, "trace table")
     out = trace.sort_values(["submit_time", "job_id"], kind="stable")
@@ -46,7 +47,13 @@ def select(trace: pd.DataFrame, clusters: Sequence[str] | None = None, start_s: 
         out = out[out["submit_time"] >= start_s]
     if end_s is not None:
         out = out[out["submit_time"] < end_s]
+    too_wide = 0
     if max_gpus is not None:
+        wide = out["num_gpus"] > max_gpus
+        if n_jobs is not None and (~wide).sum() > int(n_jobs):
+            last_kept = out.loc[~wide, "submit_time"].iloc[int(n_jobs) - 1]
+            wide &= out["submit_time"] <= last_kept
+        too_wide = int(wide.sum())
         out = out[out["num_gpus"] <= max_gpus]
     if n_jobs is not None:
         out = out.head(int(n_jobs))
@@ -55,6 +62,7 @@ def select(trace: pd.DataFrame, clusters: Sequence[str] | None = None, start_s: 
                          f"window=[{start_s}, {end_s}), max_gpus={max_gpus}, n_jobs={n_jobs}")
     out = out.reset_index(drop=True)
     out["submit_time"] = out["submit_time"] - out["submit_time"].iloc[0]
+    out.attrs["jobs_too_wide"] = too_wide
     return out
 
 
@@ -162,7 +170,8 @@ def build(spec: Mapping, table: pd.DataFrame | None, workloads: Sequence[str], s
     model families (e.g. the ones a small predictor run covers). A spec's own `load` / `interval_s`
     key is the value a scenario uses when it sweeps another key; the caller passes it here.
     Jobs wider than `max_job_gpus` (default `total_gpus`; the most GPUs of one device type on a
-    heterogeneous cluster) are dropped from Philly and refused in a synthetic gpu_mix.
+    heterogeneous cluster) are dropped from Philly (their count in `attrs["jobs_too_wide"]`) and refused in a
+    synthetic gpu_mix.
     """
     source = spec.get("source")
     workloads = _of_families(spec, workloads)
@@ -175,6 +184,7 @@ def build(spec: Mapping, table: pd.DataFrame | None, workloads: Sequence[str], s
             raise ValueError("trace spec source 'philly' needs the trace table")
         trace = select(table, spec.get("clusters") or None, spec.get("start_s"), spec.get("end_s"),
                        spec.get("n_jobs"), max_gpus=widest)
+        too_wide = trace.attrs["jobs_too_wide"]
         assign = spec.get("assign", "table")
         if assign in ("uniform", "gpu_time"):
             trace = reassign_workloads(trace, workloads, seed, assign, workload_cost)
@@ -182,7 +192,9 @@ def build(spec: Mapping, table: pd.DataFrame | None, workloads: Sequence[str], s
             raise ValueError(f"trace spec: assign={assign!r}; expected 'table', 'uniform' or 'gpu_time'")
         elif spec.get("families"):
             raise ValueError(f"trace spec {dict(spec)}: 'families' needs assign 'uniform' or 'gpu_time', not 'table'")
-        return scale_load(trace, load)
+        trace = scale_load(trace, load)
+        trace.attrs["jobs_too_wide"] = too_wide
+        return trace
     if source == "poisson":
         _check_keys(spec, POISSON_KEYS)
         if any(int(g) > widest for g in (spec.get("gpu_mix") or {})):
