@@ -8,10 +8,13 @@ from coloc.sim import GroundTruth, Predictions
 
 
 def tables(norms: dict[tuple[str, str], tuple[float, float]], tputs: dict[str, float] | None = None,
-           device: str = "v100", infeasible: tuple[tuple[str, str], ...] = ()):
-    """(solo, pairs) for one device; `norms[(a, b)] = (norm_a, norm_b)`, every listed pair feasible."""
+           device: str = "v100", infeasible: tuple[tuple[str, str], ...] = (), labels: dict[str, int] | None = None):
+    """(solo, pairs) for one device; `norms[(a, b)] = (norm_a, norm_b)`, every listed pair feasible; `labels`: each
+    job type's Lucid packing label (the solo table's `lucid_label`)."""
     tputs = tputs or {w: 10.0 for pair in norms for w in pair}
     solo = pd.DataFrame({"device": device, "workload": list(tputs), "throughput": list(tputs.values())})
+    if labels is not None:
+        solo["lucid_label"] = solo["workload"].map(labels)
     rows = []
     for (a, b), (na, nb) in norms.items():
         rows.append({"device": device, "workload_a": a, "workload_b": b, "tput_a": na * tputs[a],
@@ -24,10 +27,11 @@ def tables(norms: dict[tuple[str, str], tuple[float, float]], tputs: dict[str, f
 
 ABC = {("a", "a"): (0.6, 0.6), ("a", "b"): (0.5, 0.8), ("a", "c"): (0.8, 0.9),
        ("b", "b"): (0.7, 0.7), ("b", "c"): (0.4, 0.3), ("c", "c"): (0.9, 0.9)}
+ABC_LABELS = {"a": 1, "b": 2, "c": 0}  # Lucid's packing labels: b packs with c only, a with a or c, c with any
 
 
 def truth_abc(**kwargs) -> GroundTruth:
-    solo, pairs = tables(ABC, **kwargs)
+    solo, pairs = tables(ABC, **{"labels": ABC_LABELS, **kwargs})
     return GroundTruth(solo, pairs, "v100")
 
 

@@ -2,13 +2,14 @@
 import gc
 import types
 
+import pandas as pd
 import pytest
-from sim_cases import ABC, predictions, truth_abc
+from sim_cases import ABC, predictions, tables, truth_abc
 
 from coloc import policies
 from coloc.sim import ClusterSpec, GroundTruth, Simulator, traces
 from coloc.sim.experiment import make_policy
-from coloc.sim.view import SchedulerView
+from coloc.sim.view import Profile, SchedulerView
 
 SPEC = ClusterSpec((("v100", 2),), gpus_per_node=2)
 # predictions deliberately unlike the truth (every value 0.05 lower), so a truth value found is the truth's
@@ -119,3 +120,19 @@ def test_the_oracle_is_given_the_truth_explicitly_and_nothing_else():
     assert not any(o is truth for o in found)  # it holds a copy of the pairs, labelled ORACLE
     with pytest.raises(TypeError):
         policies.get("coloc", truth=truth)  # no other policy takes the truth
+
+
+def test_the_packing_label_reaches_the_view_from_the_solo_table():
+    """Lucid's label (solo profiling, known before a job shares a GPU) is a fact of the view; None where absent."""
+    truth = truth_abc()
+    profile = Profile.of(truth)
+    view = SchedulerView(ClusterSpec((("v100", 1),)), profile, None, lambda job: (job.job_id,))
+    assert [view.packing_label("v100", w) for w in "abc"] == [1, 2, 0]
+    assert view.packing_label("v100", "zz") is None and view.packing_label("k80", "a") is None
+    solo, pairs = tables(ABC)
+    assert GroundTruth(solo, pairs, "v100").packing_labels() == {}
+    bad = solo.assign(lucid_label=[0, 3, 1])
+    with pytest.raises(ValueError, match=r"solo table row 1: lucid_label of \('v100', 'b'\) is 3"):
+        GroundTruth(bad, pairs, "v100")
+    mixed = solo.assign(lucid_label=pd.array([0, None, 1], dtype="Int64"))  # a mixed table: a row without one
+    assert GroundTruth(mixed, pairs, "v100").packing_labels() == {("v100", "a"): 0, ("v100", "c"): 1}

@@ -38,6 +38,7 @@ class GroundTruth:
         self._tput = _solo_dict(solo)
         self._norm, self._feasible = _pair_dicts(pairs)
         self._memory = _memory_dict(solo)
+        self._labels = _label_dict(solo)
         self.memory_source = memory_source if self._memory else "none"  # where mem_bytes came from
         self.devices = sorted({d for d, _ in self._tput})
         if reference_device not in self.devices:
@@ -100,6 +101,11 @@ class GroundTruth:
         memory request, known before it runs: measured solo, or estimated from the model graph)."""
         return dict(self._memory)
 
+    def packing_labels(self) -> dict[tuple[str, str], int]:
+        """Copy of {(device, workload): Lucid's packing class 0/1/2} where the solo table gives `lucid_label` (made
+        by Lucid's analyzer from the job type's solo profile: a fact known before the job shares a GPU)."""
+        return dict(self._labels)
+
     def workloads(self, device: str) -> list[str]:
         """Workloads with a solo throughput on `device`, sorted."""
         return sorted(w for d, w in self._tput if d == device)
@@ -130,6 +136,21 @@ def _memory_dict(solo: pd.DataFrame) -> dict[tuple[str, str], float]:
         if not (value > 0 and math.isfinite(value)):
             raise ValueError(f"solo table: mem_bytes of ({device!r}, {workload!r}) is {value}; expected positive bytes")
         out[(device, workload)] = value
+    return out
+
+
+def _label_dict(solo: pd.DataFrame) -> dict[tuple[str, str], int]:
+    """{(device, workload): lucid_label} over the solo rows that give one (optional column; empty rows skipped)."""
+    if "lucid_label" not in solo.columns:
+        return {}
+    out = {}
+    for row, (device, workload, value) in enumerate(zip(solo["device"], solo["workload"], solo["lucid_label"])):
+        if pd.isna(value):
+            continue
+        if value not in (0, 1, 2):
+            raise ValueError(f"solo table row {row}: lucid_label of ({device!r}, {workload!r}) is {value!r}; "
+                             f"expected Lucid's packing class 0, 1 or 2")
+        out[(device, workload)] = int(value)
     return out
 
 

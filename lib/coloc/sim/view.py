@@ -24,11 +24,12 @@ from coloc.sim.queue import JobQueue
 
 class Profile:
     """Known facts about job types: solo throughput per device (profiled alone), memory fit of pairs and, where
-    known, each job type's peak GPU memory (the memory request a job declares) and each device's memory."""
+    known, each job type's peak GPU memory (the memory request a job declares), each device's memory and Lucid's
+    packing class of the job type (from its solo profile)."""
 
     def __init__(self, solo_tput: dict[tuple[str, str], float], fits: dict[tuple[str, str, str], bool],
                  reference_device: str, memory: dict[tuple[str, str], float] | None = None,
-                 memory_source: str = "none"):
+                 memory_source: str = "none", labels: dict[tuple[str, str], int] | None = None):
         self._tput = dict(solo_tput)
         self._fits = dict(fits)
         self.reference_device = reference_device
@@ -36,16 +37,22 @@ class Profile:
         self._memory = dict(memory or {})
         self.memory_source = memory_source if self._memory else "none"
         self._device_memory: dict[str, float | None] = {}
+        self._labels = dict(labels or {})
 
     @classmethod
     def of(cls, truth) -> "Profile":
-        """Copies of a GroundTruth's solo throughputs, memory fit and memory requests (not its co-location numbers)."""
+        """Copies of a GroundTruth's solo throughputs, memory fit, memory requests and packing labels (not its
+        co-location numbers)."""
         return cls(truth.solo_throughputs(), truth.memory_fit(), truth.reference_device, truth.memory_requests(),
-                   truth.memory_source)
+                   truth.memory_source, truth.packing_labels())
 
     def memory(self, device: str, workload: str) -> float | None:
         """Peak GPU memory (bytes) of a `workload` job on `device`, as the job declares it; None if unknown."""
         return self._memory.get((device, workload))
+
+    def packing_label(self, device: str, workload: str) -> int | None:
+        """Lucid's packing class (0, 1 or 2) of `workload` on `device`, from its solo profile; None if unknown."""
+        return self._labels.get((device, workload))
 
     def device_memory(self, device: str) -> float | None:
         """Memory (bytes) of one GPU of `device` (coloc.devices); None for a device the table lacks."""
@@ -138,6 +145,11 @@ class SchedulerView:
     def memory(self, device: str, workload: str) -> float | None:
         """A `workload` job's declared peak GPU memory on `device` (bytes; None if unknown)."""
         return self.profile.memory(device, workload)
+
+    def packing_label(self, device: str, workload: str) -> int | None:
+        """Lucid's packing class (0 light, 1 medium, 2 heavy) of `workload` on `device`, made from its solo profile
+        (the solo table's `lucid_label`); None where the data has none."""
+        return self.profile.packing_label(device, workload)
 
     def device_memory(self, device: str) -> float | None:
         """One GPU's memory on `device` (bytes; None if unknown)."""
