@@ -183,7 +183,7 @@ def utilization_over_time(series: pd.DataFrame, order: list[str], kinds: dict[st
     Each panel repeats fifo's busy share in grey, for reference, where fifo ran.
     """
     curves = _mean_over_seeds(series)
-    measured = "measured_util" in curves.columns and curves["measured_util"].notna().any()
+    measured = "measured_util" in series.columns and series["measured_util"].notna().any()
     rows = math.ceil(len(order) / columns)
     fig, axes = plt.subplots(rows, columns, figsize=(3.4 * columns, 2.4 * rows), sharex=True, sharey=True,
                              squeeze=False)
