@@ -58,6 +58,8 @@ def summary_table(seeds=range(5), noise=0.0) -> pd.DataFrame:
                                  "effective_throughput": 0.5 * (gain if policy != "fifo" else 1.0),
                                  # nvidia-smi's utilization: Lucid's data only (NaN on Gavel's)
                                  "measured_util_mean": (0.3 * (1.1 if policy != "fifo" else 1.0)
+                                                        if scenario.endswith("3090") else NAN),
+                                 "measured_util_busy": (0.4 * (1.25 if policy != "fifo" else 1.0)
                                                         if scenario.endswith("3090") else NAN)})
     return pd.DataFrame(rows)
 
@@ -194,6 +196,7 @@ def test_every_simulated_claim_has_an_rtx_3090_row_reading_its_measured_utilizat
     # like with like: nvidia-smi's utilization, +10% on every seed at both loads
     assert util_3090["metric"] == "measured_util_mean (change %)" and util_3090["coloc_value"] == pytest.approx(10.0)
     assert util_3090["scenario"] == "philly-contended-3090" and "Lucid's 56 job types" in util_3090["reason"]
+    assert "measured_util_busy: 25% [25, 25]" in util_3090["reason"]  # per busy GPU, quoted beside the cluster's mean
     assert table.loc["higher GPU utilization (up to)", "metric"] == "effective_throughput (change %)"
     isacpp_3090 = table.loc[f"lower makespan vs Volcano (predicted edges){claims.RTX3090}"]
     assert isacpp_3090["coloc_value"] == pytest.approx(-20.0) and "predictions of lgbm-enc" in isacpp_3090["reason"]

@@ -89,6 +89,7 @@ def test_measured_utilization_is_solo_for_one_job_and_the_pairs_for_two():
     assert line.loc[60.0] == pytest.approx(0.4) and line.loc[125.0] == 0.0
     summary = summarize(result, 1)
     assert summary["measured_util_mean"] == pytest.approx((10 * 0.4 + 50 * 0.9 + 65 * 0.4) / 125)
+    assert summary["measured_util_busy"] == pytest.approx(summary["measured_util_mean"])  # busy the whole run
     series = utilization_series(result.timeline, 1, 60.0)
     assert series["measured_util"].tolist() == pytest.approx([(10 * 0.4 + 50 * 0.9) / 60, 0.4, 5 * 0.4 / 60])
     assert series["gpu_util"].iloc[0] == pytest.approx(1.0)  # busy the whole first bin, whatever nvidia-smi says

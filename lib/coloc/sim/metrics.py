@@ -31,6 +31,8 @@ def summarize(result: SimResult, total_gpus: int) -> dict:
     measured_util_mean: what nvidia-smi would show, time-weighted over GPUs x makespan (an idle GPU 0, a lone
     job its measured solo utilization, a pair its measured pair utilization): Lucid's data only; NaN where the
     truth has no measured utilization (Gavel's) or a GPU ever held a set never measured (3+ jobs).
+    measured_util_busy: the same over busy GPU time only (what nvidia-smi shows on a GPU with a job: sharing raises
+    it, while the cluster-wide mean may fall as the same work leaves GPUs idle sooner).
     slowdown: JCT / exclusive duration on the reference device.
     decision_ms_per_job: wall time inside the policy over the number of jobs.
     """
@@ -53,6 +55,7 @@ def summarize(result: SimResult, total_gpus: int) -> dict:
         "busy_share": _busy_share(result.timeline, start, float(jobs["start_time"].max()), total_gpus),
         "effective_throughput": effective / (total_gpus * makespan),
         "measured_util_mean": _measured_util(result.timeline, end) / (total_gpus * makespan),
+        "measured_util_busy": _measured_util(result.timeline, end) / busy if busy > 0 else math.nan,
         "jobs_per_hour": len(jobs) / makespan * 3600.0,
         "colocated_share": float(jobs["colocated_time"].sum() / jobs["run_time"].sum()),
         "extrapolated_share": float(jobs["crowded_time"].sum() / jobs["run_time"].sum())
