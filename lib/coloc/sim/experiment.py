@@ -216,19 +216,6 @@ def headline(summary: pd.DataFrame, scenario: str, point: float) -> pd.DataFrame
     return picked
 
 
-SOURCES = {"gavel": "Gavel", "lucid": "Lucid (RTX 3090)"}  # a summary's dataset -> the name titles give it
-
-
-def source_line(summary: pd.DataFrame) -> str:
-    """Where the numbers come from, for titles: the measured data (the summary's `dataset`, Gavel where it has
-    none), the clusters and the predictions' protocols."""
-    datasets = sorted(summary["dataset"].unique()) if "dataset" in summary.columns else ["gavel"]
-    clusters = " | ".join(sorted(summary["cluster"].unique()))
-    protocols = ",".join(sorted(p for p in summary["protocol"].unique() if p))
-    truth = " + ".join(SOURCES.get(d, d) for d in datasets)
-    return f"truth: {truth} measured pairs ({clusters}); predictions out-of-fold ({protocols or 'none'})"
-
-
 def policy_table(summary: pd.DataFrame) -> pd.DataFrame:
     """Mean over seeds of the main metrics per scenario, sweep point and policy."""
     keys = ["scenario", "sweep", "point", "cluster", "policy", "kind", "predictor_norm", "predictor_util"]
