@@ -43,7 +43,9 @@ def summary_table(seeds=range(5), noise=0.0) -> pd.DataFrame:
                "isacpp~egat-profiled": 0.7}
     rows = []
     for scenario, sweep, points in (("philly-contended", "load", (1.0, 2.0)),
-                                    ("isacpp-testbed", "interval_s", (0.0, 250.0))):
+                                    ("isacpp-testbed", "interval_s", (0.0, 250.0)),
+                                    ("philly-contended-3090", "load", (1.0, 2.0)),
+                                    ("isacpp-testbed-3090", "interval_s", (0.0, 250.0))):
         for seed in seeds:
             base = 1000.0 + 100 * seed
             for policy, factor in factors.items():
@@ -53,11 +55,17 @@ def summary_table(seeds=range(5), noise=0.0) -> pd.DataFrame:
                     rows.append({"scenario": scenario, "policy": policy, "seed": seed, "sweep": sweep,
                                  "point": point, "makespan": base * scale, "jct_mean": base * scale / 2,
                                  "queue_delay_mean": base * scale / 10,
-                                 "effective_throughput": 0.5 * (gain if policy != "fifo" else 1.0)})
+                                 "effective_throughput": 0.5 * (gain if policy != "fifo" else 1.0),
+                                 # nvidia-smi's utilization: Lucid's data only (NaN on Gavel's)
+                                 "measured_util_mean": (0.3 * (1.1 if policy != "fifo" else 1.0)
+                                                        if scenario.endswith("3090") else NAN),
+                                 "measured_util_busy": (0.4 * (1.25 if policy != "fifo" else 1.0)
+                                                        if scenario.endswith("3090") else NAN)})
     return pd.DataFrame(rows)
 
 
-HEADLINES = {"philly-contended": 2.0, "isacpp-testbed": 250.0}
+HEADLINES = {"philly-contended": 2.0, "isacpp-testbed": 250.0, "philly-contended-3090": 2.0,
+             "isacpp-testbed-3090": 250.0}
 
 
 def scores_tables():
@@ -79,7 +87,7 @@ def scores_tables():
 def test_claims_table_from_made_up_outputs():
     util, pair, delay = scores_tables()
     table = claims_table(paper_claims(), summary_table(), util, pair, delay, HEADLINES)
-    assert list(table.columns) == COLUMNS and len(table) == 26 and table["verdict"].isin(VERDICTS).all()
+    assert list(table.columns) == COLUMNS and len(table) == 26 + 14 and table["verdict"].isin(VERDICTS).all()
     row = table.set_index("claim")
     # isacpp's jct is 0.8 x volcano's on every seed: -20% exactly (a zero-width interval), short of -23.3%
     vs_volcano = row.loc["lower mean completion time vs Volcano (predicted edges)"]
@@ -139,14 +147,14 @@ def test_bad_tables_are_refused_by_name_before_any_work():
     with pytest.raises(ValueError, match="simulation summary: 2 rows share a key"):
         claims_table(paper_claims(), pd.concat([summary, summary.iloc[:1]]), headlines=HEADLINES)
     with pytest.raises(ValueError, match="no headline point for scenario 'isacpp-testbed'"):
-        claims_table(paper_claims(), summary, headlines={"philly-contended": 2.0})
+        claims_table(paper_claims(), summary, headlines={"philly-contended": 2.0, "philly-contended-3090": 2.0})
     with pytest.raises(ValueError, match="kind 'more'"):
         Claim("X", "c", "1", "more", (1, 1), "sim", "s", "m", "p")
 
 
 def test_horus_labels_compare_both_horus_runs_at_the_headline_points():
     table = claims.horus_labels(summary_table(), HEADLINES)
-    assert set(table["policy"]) == {"fifo", "horus", "horus~horus-implied"} and len(table) == 6
+    assert set(table["policy"]) == {"fifo", "horus", "horus~horus-implied"} and len(table) == 3 * len(HEADLINES)
     row = table[(table["scenario"] == "isacpp-testbed") & (table["policy"] == "horus")].iloc[0]
     assert row["makespan"] == pytest.approx(1.1 * np.mean([1000.0 + 100 * s for s in range(5)]))
 
@@ -172,3 +180,34 @@ def test_an_unbounded_interval_over_several_seeds_is_not_a_reproduction():
     row = claims.claim_row(claim, pd.DataFrame(rows), headlines={"isacpp-testbed": 0.0})
     assert row["coloc_value"] < -16.8  # the point value alone would call it reproduced
     assert row["ci_low"] == -np.inf and row["verdict"] == "not reproduced" and "unbounded" in row["reason"]
+
+
+def test_every_simulated_claim_has_an_rtx_3090_row_reading_its_measured_utilization():
+    util, pair, delay = scores_tables()
+    table = claims_table(paper_claims(pair_predictor_3090="lgbm-enc"), summary_table(), util, pair, delay,
+                         HEADLINES).set_index("claim")
+    gavel = [c for c in table.index if not c.endswith(claims.RTX3090)]
+    on_3090 = [c for c in table.index if c.endswith(claims.RTX3090)]
+    sim_rows = table[table["scenario"].isin(["philly-contended", "isacpp-testbed"])].index
+    # each Gavel simulation claim of the predicted-edges setting (no E-GGAT on Lucid's data) has its 3090 twin
+    twins = [c for c in sim_rows if "(measured edges)" not in c]
+    assert all(f"{c}{claims.RTX3090}" in on_3090 for c in twins) and len(on_3090) == len(twins) + 1
+    util_3090 = table.loc[f"higher GPU utilization (up to){claims.RTX3090}"]
+    # like with like: nvidia-smi's utilization, +10% on every seed at both loads
+    assert util_3090["metric"] == "measured_util_mean (change %)" and util_3090["coloc_value"] == pytest.approx(10.0)
+    assert util_3090["scenario"] == "philly-contended-3090" and "Lucid's 56 job types" in util_3090["reason"]
+    assert "measured_util_busy: 25% [25, 25]" in util_3090["reason"]  # per busy GPU, quoted beside the cluster's mean
+    assert table.loc["higher GPU utilization (up to)", "metric"] == "effective_throughput (change %)"
+    isacpp_3090 = table.loc[f"lower makespan vs Volcano (predicted edges){claims.RTX3090}"]
+    assert isacpp_3090["coloc_value"] == pytest.approx(-20.0) and "predictions of lgbm-enc" in isacpp_3090["reason"]
+    error = table.loc[f"maximum time-prediction error{claims.RTX3090}"]  # no egat scored on lucid here
+    assert error["verdict"] == "not comparable" and "on lucid" in error["reason"]
+    assert len(gavel) == 26
+
+
+def test_a_utilization_not_measured_is_not_comparable():
+    summary = summary_table()
+    summary["measured_util_mean"] = NAN  # as on Gavel's data
+    table = claims_table(paper_claims(), summary, headlines=HEADLINES).set_index("claim")
+    row = table.loc[f"higher GPU utilization (up to){claims.RTX3090}"]
+    assert row["verdict"] == "not comparable" and "not measured" in row["reason"]

@@ -208,3 +208,31 @@ def test_a_datasets_own_models_and_protocols_are_checked_before_anything_runs():
                                        "dataset_protocols": {"lucid": ["random5", "lojo"]}}})
     assert "predictors.dataset_models.lucid[1]: 'nosuch' not among predictors.models" in message
     assert "predictors.dataset_protocols.lucid[1]: 'lojo' not among predictors.protocols" in message
+
+
+def lucid_spec(**over) -> dict:
+    """The default run's RTX 3090 testbed scenario with `over` set (maps merge, lists replace)."""
+    return merged(DEFAULT["simulation"]["scenario_specs"]["isacpp-testbed-3090"], over)
+
+
+def test_a_scenario_on_lucids_data_is_checked_against_lucids_devices_families_models_and_protocols():
+    where = "simulation.scenario_specs.isacpp-testbed-3090"
+    message = mistakes({"simulation": {"scenario_specs": {"isacpp-testbed-3090": lucid_spec(
+        cluster="v100:8", trace={"families": ["recommendation"]}, predictor_norm="egat")}}})
+    assert f"{where}.cluster: device types ['v100'] in 'v100:8' are not in Lucid's data (has ['rtx3090'])" in message
+    assert f"{where}.trace.families: families ['recommendation'] are not among Lucid's" in message
+    # the predictor the scenario's policies read must be among lucid's own pair models
+    assert f"{where}.predictor_norm: pair predictor 'egat' is not among predictors.dataset_models.lucid" in message
+    # a Gavel scenario keeps refusing the 3090, and a lucid one takes Lucid's own families
+    message = mistakes({"simulation": {"scenario_specs": {"isacpp-testbed": {"cluster": "rtx3090:8"}}}})
+    assert "are not in Gavel's data" in message
+    cfg.check(merged(DEFAULT, {"simulation": {"scenario_specs": {"isacpp-testbed-3090": lucid_spec(
+        trace={"families": ["dcgan", "neumf"]})}}}), SCHEMA)
+    # the simulation protocol must be one lucid runs, when a 3090 scenario's policies read predictions
+    message = mistakes({"predictors": {"dataset_protocols": {"lucid": ["random5"]}}})
+    assert (f"{where}: its policies read lucid's predictions under simulation.protocol 'lofo', which "
+            f"predictors.dataset_protocols.lucid ['random5'] does not run") in message
+    assert "unknown pair predictor 'nope'" in mistakes(
+        {"simulation": {"scenario_specs": {"isacpp-testbed-3090": lucid_spec(predictor_norm="nope")}}})
+    assert "dataset" in mistakes({"simulation": {"scenario_specs": {"isacpp-testbed-3090": lucid_spec(
+        dataset="philly")}}})

@@ -144,3 +144,24 @@ def test_titles_name_the_scenario_trace_cluster_point_seeds_and_protocol():
     assert "protocol lofo; pairs egat, utilization horus" in title
     swept = rows.assign(cluster=rows["point"].map({1.0: "v100:8", 2.0: "v100:16"}))
     assert "clusters v100:8; v100:16" in ps.scenario_title(swept, "sweep")
+
+
+def test_on_lucids_data_the_figures_show_the_measured_utilization_and_name_the_3090():
+    summary = summary_table().assign(dataset="lucid", cluster="rtx3090:4",
+                                     measured_util_mean=lambda f: 0.2 * f["point"])
+    series = utilization_table().assign(measured_util=0.35)
+    rows = ps.at_point(summary, "s", 2.0)
+    assert ps.bar_metrics(rows)[-1] == "measured_util_mean"
+    assert ps.bar_metrics(summary_table()) == list(ps.BAR_METRICS)  # Gavel's data: no measured panel
+    assert "truth: Lucid's RTX 3090 measured pairs" in ps.scenario_title(rows, "what", 2.0)
+    fig = ps.utilization_over_time(ps.at_point(series, "s", 2.0), ps.policy_order(rows),
+                                   dict(zip(rows["policy"], rows["kind"])))
+    dotted = [line for ax in fig.axes for line in ax.get_lines() if line.get_linestyle() == ":"]
+    assert len(dotted) == len(POLICIES)  # one measured line per policy's panel
+    assert dotted[0].get_ydata()[0] == pytest.approx(0.35)  # both seeds measured 0.35 in the first bin
+    assert legend_is_off_the_data(fig)
+    plt.close(fig)
+    gavel = ps.utilization_over_time(ps.at_point(utilization_table().assign(measured_util=math.nan), "s", 2.0),
+                                     ps.policy_order(rows), dict(zip(rows["policy"], rows["kind"])))
+    assert not [line for ax in gavel.axes for line in ax.get_lines() if line.get_linestyle() == ":"]
+    plt.close(gavel)

@@ -166,17 +166,20 @@ def cross_problems(config: dict) -> list[str]:
     * Each scenario spec (:func:`_scenario_problems`): its policies (``<policy>`` or
       ``<policy>~<predictor>``) are registered (:func:`coloc.policies.names`); a ``~predictor`` names a
       pair predictor on a policy that reads pair predictions, a utilization predictor on one that reads
-      utilization only (horus), and nothing else; its cluster parses and has only Gavel's device types;
+      utilization only (horus), and nothing else; its cluster parses and has only its dataset's device types
+      (Gavel's K80/P100/V100; Lucid's RTX 3090 for ``dataset: lucid``);
       its swept key suits its trace (load: philly, poisson; interval_s: testbed; gpus: a cluster of one
       device type); its headline is one of the sweep's points.
     * ``simulation.predictor_norm`` is a registered pair predictor, ``simulation.predictor_util`` a
       utilization predictor, ``simulation.protocol`` one of ``predictors.protocols``. Each predictor
-      a simulated policy reads is configured in the predictors stage and runs under that protocol.
+      a simulated policy reads (the scenario's own ``predictor_norm`` / ``predictor_util`` where it sets them)
+      is configured in the predictors stage, runs under that protocol and, for its scenario's dataset, is among
+      that dataset's models and protocols (``predictors.dataset_models`` / ``dataset_protocols``).
     * The predictors stage's models: registered, with options the model accepts
       (``coloc.predict.check_options``), ``seeds`` and ``protocols`` the stage's.
     * ``profiling.sets`` (:func:`_profiling_problems`): each of ``profiling.workloads``, none twice, none
       of a size ``set_sizes`` measures in full, and ``set_sizes`` has 2 (each is compared with its pairs).
-    * What the notebooks would refuse hours later: a trace's ``families`` among Gavel's (and, on Philly, with
+    * What the notebooks would refuse hours later: a trace's ``families`` among its dataset's (and, on Philly, with
       ``assign`` other than ``table``); a synthetic ``gpu_mix`` no wider than the widest device type of the
       cluster (the smallest swept size when sweeping gpus); ``probing.scenario`` a spec, its
       ``new_families`` Gavel's, its ``predictor`` a pair predictor of ``predictors.models``;
@@ -209,23 +212,34 @@ def gavel_families() -> list[str]:
     return sorted({family_of(w) for w in workloads.gavel_names()})
 
 
-def _families_problems(where: str, families) -> list[str]:
-    unknown = [f for f in families or [] if f not in gavel_families()]
-    return [f"{where}: families {unknown} are not among Gavel's job types' families {gavel_families()}"] if unknown else []
+def lucid_families() -> list[str]:
+    """The model families of Lucid's job types measured in pairs: those a ``dataset: lucid`` trace may draw from
+    (BERT, ResNet-50 and Transformer were measured alone only)."""
+    from coloc.lucid import LUCID_JOB_TYPES
+
+    return sorted({family for family, _ in LUCID_JOB_TYPES.values()} - {"bert", "resnet50", "transformer"})
 
 
-def _clusters_problems(where: str, text: str) -> tuple[list[str], list[tuple[str, int]]]:
-    """(problems, the (device, GPUs) of the cluster) of a ClusterSpec text: it parses, Gavel's devices only."""
-    from coloc.datasets import GAVEL_DEVICES
+def _families_problems(where: str, families, dataset: str = "gavel") -> list[str]:
+    known, name = (lucid_families(), "Lucid's") if dataset == "lucid" else (gavel_families(), "Gavel's")
+    unknown = [f for f in families or [] if f not in known]
+    return [f"{where}: families {unknown} are not among {name} job types' families {known}"] if unknown else []
+
+
+def _clusters_problems(where: str, text: str, dataset: str = "gavel") -> tuple[list[str], list[tuple[str, int]]]:
+    """(problems, the (device, GPUs) of the cluster) of a ClusterSpec text: it parses, the dataset's devices only."""
     from coloc.sim.cluster import ClusterSpec
+    from coloc.sim.scenarios import DATASETS
 
     try:
         devices = list(ClusterSpec.parse(text).devices)
     except ValueError as err:
         return [f"{where}: {err}"], []
-    unknown = [d for d, _ in devices if d not in GAVEL_DEVICES]
+    known = list(DATASETS[dataset]["devices"])
+    unknown = [d for d, _ in devices if d not in known]
     if unknown:
-        return [f"{where}: device types {unknown} in {text!r} are not in Gavel's data (has {list(GAVEL_DEVICES)})"], devices
+        owner = {"gavel": "Gavel's", "lucid": "Lucid's"}.get(dataset, f"{dataset}'s")
+        return [f"{where}: device types {unknown} in {text!r} are not in {owner} data (has {known})"], devices
     return [], devices
 
 
@@ -292,13 +306,14 @@ def _scenario_problems(where: str, spec: dict) -> list[str]:
     from coloc.sim.scenarios import SOURCE_SWEEPS
 
     problems = [line for i, entry in enumerate(spec["policies"]) for line in _policy_problems(f"{where}.policies[{i}]", entry)]
-    found, sized = _clusters_problems(f"{where}.cluster", spec["cluster"])
+    dataset = spec.get("dataset", "gavel")
+    found, sized = _clusters_problems(f"{where}.cluster", spec["cluster"], dataset)
     problems += found
     devices = [device for device, _ in sized]
     (key, values), = spec["sweep"].items()
     source = spec["trace"]["source"]
     trace = spec["trace"]
-    problems += _families_problems(f"{where}.trace.families", trace.get("families"))
+    problems += _families_problems(f"{where}.trace.families", trace.get("families"), dataset)
     if source == "philly" and trace.get("families") and trace.get("assign", "table") == "table":
         problems.append(f"{where}.trace.families: needs trace.assign 'uniform' or 'gpu_time' (assign 'table' keeps "
                         f"the trace's own job types)")
@@ -384,21 +399,37 @@ def _simulation_problems(sim: dict, pred: dict) -> list[str]:
     for key, kind in (("predictor_norm", "pair"), ("predictor_util", "util")):
         if sim[key] not in predictor_names(kind):
             problems.append(f"simulation.{key}: unknown {kind} predictor {sim[key]!r}; known: {predictor_names(kind)}")
-    read = {}  # (kind, predictor) the simulated policies read -> where the config names it
+    for scenario, spec in sim["scenario_specs"].items():
+        for key, kind in (("predictor_norm", "pair"), ("predictor_util", "util")):
+            if key in spec and spec[key] not in predictor_names(kind):
+                problems.append(f"simulation.scenario_specs.{scenario}.{key}: unknown {kind} predictor {spec[key]!r}; "
+                                f"known: {predictor_names(kind)}")
+    read = {}  # (kind, predictor, dataset) the simulated policies read -> where the config names it
     for scenario in (s for s in sim["scenarios"] if s in sim["scenario_specs"]):
-        for i, entry in enumerate(sim["scenario_specs"][scenario]["policies"]):
+        spec = sim["scenario_specs"][scenario]
+        dataset = spec.get("dataset", "gavel")
+        norm, util = (spec.get(k, sim[k]) for k in ("predictor_norm", "predictor_util"))
+        at = {k: f"simulation.scenario_specs.{scenario}.{k}" if k in spec else f"simulation.{k}"
+              for k in ("predictor_norm", "predictor_util")}
+        for i, entry in enumerate(spec["policies"]):
             name, _, predictor = entry.partition("~")
             kinds = reads(name) if name in policies.names() else ()
             here = f"simulation.scenario_specs.{scenario}.policies[{i}]"
             override = _override_kind(name) if kinds else None
             if "norm" in kinds:
-                read.setdefault(("pair", predictor or sim["predictor_norm"]),
-                                here if predictor else "simulation.predictor_norm")
+                read.setdefault(("pair", predictor or norm, dataset), here if predictor else at["predictor_norm"])
             if "util" in kinds:
-                chosen = predictor if override == "util" and predictor else sim["predictor_util"]
-                read.setdefault(("util", chosen), here if chosen != sim["predictor_util"] else "simulation.predictor_util")
+                chosen = predictor if override == "util" and predictor else util
+                read.setdefault(("util", chosen, dataset), here if chosen != util else at["predictor_util"])
+        only = (pred.get("dataset_protocols") or {}).get(dataset)
+        if only is not None and protocol not in only and any(reads(p.partition("~")[0]) for p in spec["policies"]
+                                                             if p.partition("~")[0] in policies.names()):
+            problems.append(f"simulation.scenario_specs.{scenario}: its policies read {dataset}'s predictions under "
+                            f"simulation.protocol {protocol!r}, which predictors.dataset_protocols.{dataset} {only} "
+                            f"does not run")
     sections = _model_sections(pred)
-    for (kind, name), where in read.items():
+    dataset_models = pred.get("dataset_models") or {}
+    for (kind, name, dataset), where in read.items():
         section, models = sections[kind]
         if name not in predictor_names(kind):
             continue  # reported above
@@ -408,6 +439,9 @@ def _simulation_problems(sim: dict, pred: dict) -> list[str]:
         elif protocol not in models[name].get("protocols", [protocol]):
             problems.append(f"{where}: predictor {name!r} runs only under protocols {models[name]['protocols']} "
                             f"(predictors.{section}.{name}.protocols), not simulation.protocol {protocol!r}")
+        elif kind == "pair" and dataset in dataset_models and name not in dataset_models[dataset]:
+            problems.append(f"{where}: pair predictor {name!r} is not among predictors.dataset_models.{dataset} "
+                            f"{dataset_models[dataset]}, so {dataset} has no predictions of it")
     return problems
 
 

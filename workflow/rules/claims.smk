@@ -18,7 +18,11 @@ rule claims:
     params:
         settings=as_yaml({"headlines": {name: float(spec["headline"])
                                         for name, spec in config["simulation"]["scenario_specs"].items()
-                                        if name in config["simulation"]["scenarios"]}}),
+                                        if name in config["simulation"]["scenarios"]},
+                          "pair_predictor_3090": config["simulation"]["scenario_specs"].get("isacpp-testbed-3090", {})
+                          .get("predictor_norm", config["simulation"]["predictor_norm"]),
+                          "isacpp_profiled_3090": "isacpp~egat-profiled" in config["simulation"]["scenario_specs"]
+                          .get("isacpp-testbed-3090", {}).get("policies", [])}),
     resources:
         mem_mb=2000,
         runtime=15,

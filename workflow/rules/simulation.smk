@@ -10,10 +10,9 @@ rule simulate:
     input:
         unpack(sim_prediction_inputs),
         unpack(sim_trace_input),
+        unpack(sim_tables),
         notebook=NOTEBOOKS / "04_simulation.ipynb",
         code=code_of(NOTEBOOKS / "04_simulation.ipynb"),
-        solo="data/processed/solo.parquet",
-        pairs="data/processed/pairs.parquet",
         memory="data/processed/memory.parquet",
     output:
         summary=f"{SIM_DIR}/summary.parquet",

@@ -17,9 +17,22 @@ def sim_runs(kind):
             for policy in SIM["scenario_specs"][scenario]["policies"]]
 
 
+def sim_dataset(wildcards):
+    """The scenario's measured data (its spec's dataset: gavel or lucid)."""
+    return scenarios.dataset_of(SIM["scenario_specs"][wildcards.scenario])
+
+
+def sim_tables(wildcards):
+    """The solo and pairs tables of the scenario's dataset: its ground truth."""
+    folder = stage.dataset_folder(sim_dataset(wildcards))
+    return {"solo": f"{folder}/solo.parquet", "pairs": f"{folder}/pairs.parquet"}
+
+
 def sim_prediction_inputs(wildcards):
-    """The out-of-fold Gavel prediction files the run's policy declares it reads ({} for the others)."""
-    return {kind: prediction_file(kind, "gavel", SIM["protocol"]) for kind in experiment.prediction_files(wildcards.policy)}
+    """The out-of-fold prediction files of the scenario's dataset that the run's policy declares it reads ({} for
+    the others)."""
+    dataset = sim_dataset(wildcards)
+    return {kind: prediction_file(kind, dataset, SIM["protocol"]) for kind in experiment.prediction_files(wildcards.policy)}
 
 
 def sim_prediction_paths(wildcards):

@@ -6,7 +6,8 @@ Per scenario, from the gathered tables (coloc.sim.experiment; one row per run in
 * `policy_bars`: every policy's mean JCT, makespan, queueing delay and GPU busy share at one sweep point
   (the scenario's headline), mean over seeds with 95% Student t intervals (coloc.stats.mean_ci);
 * `jct_density`: the distribution of job completion times per policy (ISACPP Fig. 14);
-* `utilization_over_time`: busy and effective GPUs over time per policy (ISACPP Fig. 15);
+* `utilization_over_time`: busy and effective GPUs over time per policy (ISACPP Fig. 15), and on Lucid's data
+  the GPU utilization nvidia-smi measured (solo for a lone job, the pair's for two);
 * `sweep`: mean JCT and makespan against the swept value, with fifo's GPU busy share until the last
   job starts (is the cluster contended?);
 * `scheduling_delay`: one round's wall time against the queue length, log-log (ISACPP Fig. 16).
@@ -30,6 +31,8 @@ from coloc.stats import mean_ci
 
 BAR_METRICS = {"jct_mean": "mean JCT (h)", "makespan": "makespan (h)",
                "queue_delay_mean": "mean queueing delay (h)", "gpu_util_mean": "GPU utilization\n(busy share of the makespan)"}
+MEASURED_UTIL = {"measured_util_mean": "nvidia-smi utilization\n(measured by Lucid)"}  # where the data has it
+TRUTHS = {"gavel": "Gavel", "lucid": "Lucid's RTX 3090"}  # a summary's dataset -> the name its titles give it
 SWEEP_METRICS = {"jct_mean": "mean JCT (h)", "makespan": "makespan (h)"}
 HOURS = {"jct_mean", "jct_median", "jct_p90", "jct_p99", "makespan", "queue_delay_mean"}
 CONTENDED = 0.8  # fifo busy share from which a point counts as contended (queues form)
@@ -47,7 +50,8 @@ def scenario_figures(summary: pd.DataFrame, jobs: pd.DataFrame, utilization: pd.
     kinds = dict(zip(rows["policy"], rows["kind"]))
     every = summary[summary["scenario"] == scenario]
     return {
-        "policies": policy_bars(rows, title=scenario_title(rows, "mean over seeds, whiskers: 95% interval", point)),
+        "policies": policy_bars(rows, metrics=bar_metrics(rows),
+                                title=scenario_title(rows, "mean over seeds, whiskers: 95% interval", point)),
         "jct_density": jct_density(at_point(jobs, scenario, point), order, kinds,
                                    title=scenario_title(rows, "job completion times, every seed's jobs", point)),
         "utilization": utilization_over_time(at_point(utilization, scenario, point), order, kinds,
@@ -55,6 +59,12 @@ def scenario_figures(summary: pd.DataFrame, jobs: pd.DataFrame, utilization: pd.
                                                                   point)),
         "sweep": sweep(every, title=scenario_title(every, "mean over seeds, whiskers: 95% interval")),
     }
+
+
+def bar_metrics(rows: pd.DataFrame) -> list[str]:
+    """The bar figure's metrics: BAR_METRICS, and nvidia-smi's measured utilization where the runs have it."""
+    measured = "measured_util_mean" in rows.columns and rows["measured_util_mean"].notna().any()
+    return [*BAR_METRICS, *(MEASURED_UTIL if measured else ())]
 
 
 def policy_order(summary: pd.DataFrame) -> list[str]:
@@ -85,7 +95,9 @@ def source_line(rows: pd.DataFrame) -> str:
     protocols = ",".join(sorted({p for p in rows["protocol"].dropna().unique() if p})) or "none"
     norm = ",".join(sorted({p for p in rows.get("predictor_norm", pd.Series(dtype=str)).dropna().unique() if p}))
     util = ",".join(sorted({p for p in rows.get("predictor_util", pd.Series(dtype=str)).dropna().unique() if p}))
-    return (f"truth: Gavel measured pairs; policies see out-of-fold predictions "
+    datasets = sorted(rows["dataset"].dropna().unique()) if "dataset" in rows.columns else ["gavel"]
+    truth = " + ".join(TRUTHS.get(d, d) for d in datasets)
+    return (f"truth: {truth} measured pairs; policies see out-of-fold predictions "
             f"(protocol {protocols}; pairs {norm or '-'}, utilization {util or '-'})")
 
 
@@ -131,7 +143,7 @@ def policy_bars(summary: pd.DataFrame, metrics=tuple(BAR_METRICS), title: str = 
             if kinds[policy] == "oracle":
                 bar.set_hatch("//")
                 bar.set_edgecolor("black")
-        ax.set_title(BAR_METRICS.get(metric, metric))
+        ax.set_title({**BAR_METRICS, **MEASURED_UTIL}.get(metric, metric))
         ax.set_yticks(y, [label(p, kinds[p]) for p in order])
         ax.invert_yaxis() if ax is axes[0][0] else None
         ax.grid(axis="x", alpha=0.3)
@@ -164,12 +176,14 @@ def jct_density(jobs: pd.DataFrame, order: list[str], kinds: dict[str, str], tit
 
 def utilization_over_time(series: pd.DataFrame, order: list[str], kinds: dict[str, str], title: str = "",
                           columns: int = 4) -> plt.Figure:
-    """A panel per policy: busy GPUs and effective GPUs (shares of the cluster) over time, mean over seeds.
+    """A panel per policy: busy GPUs and effective GPUs (shares of the cluster) over time, mean over seeds, and
+    where the data measured it (Lucid's) the utilization nvidia-smi showed (dotted).
 
     A run counts as idle (0) after its last job ends, so a shorter makespan shows as an earlier drop.
     Each panel repeats fifo's busy share in grey, for reference, where fifo ran.
     """
     curves = _mean_over_seeds(series)
+    measured = "measured_util" in series.columns and series["measured_util"].notna().any()
     rows = math.ceil(len(order) / columns)
     fig, axes = plt.subplots(rows, columns, figsize=(3.4 * columns, 2.4 * rows), sharex=True, sharey=True,
                              squeeze=False)
@@ -182,6 +196,9 @@ def utilization_over_time(series: pd.DataFrame, order: list[str], kinds: dict[st
         ax.plot(mine["hours"], mine["gpu_util"], color=colours[policy], lw=1.6, label="busy GPUs")
         ax.plot(mine["hours"], mine["effective_util"], color=colours[policy], lw=1.2, ls="--",
                 label="effective GPUs (progress)")
+        if measured:
+            ax.plot(mine["hours"], mine["measured_util"], color=colours[policy], lw=1.4, ls=":",
+                    label="nvidia-smi utilization (measured)")
         ax.set_title(label(policy, kinds[policy]), fontsize=9)
         ax.grid(alpha=0.3)
     top = max(1.0, float(curves[["gpu_util", "effective_util"]].max().max()))
@@ -197,6 +214,9 @@ def utilization_over_time(series: pd.DataFrame, order: list[str], kinds: dict[st
         ax.set_ylabel("share of GPUs")
     keys = [Line2D([], [], color="black", lw=1.6), Line2D([], [], color="black", lw=1.2, ls="--")]
     names = ["busy GPUs (>= 1 job)", "effective GPUs\n(progress in exclusive-GPU units)"]
+    if measured:
+        keys.append(Line2D([], [], color="black", lw=1.4, ls=":"))
+        names.append("nvidia-smi utilization\n(measured by Lucid: a job's\nsolo, a pair's together)")
     if "fifo" in order and len(order) > 1:
         keys.append(Line2D([], [], color="0.6", lw=1))
         names.append("fifo: busy GPUs (reference)")
@@ -210,7 +230,8 @@ def _mean_over_seeds(series: pd.DataFrame) -> pd.DataFrame:
     times = np.sort(series["time"].unique())
     full = pd.MultiIndex.from_product([sorted(series["policy"].unique()), seeds, times],
                                       names=["policy", "seed", "time"])
-    values = (series.set_index(["policy", "seed", "time"])[["gpu_util", "effective_util"]]
+    columns = [c for c in ("gpu_util", "effective_util", "measured_util") if c in series.columns]
+    values = (series.set_index(["policy", "seed", "time"])[columns]
               .groupby(level=[0, 1, 2]).mean().reindex(full, fill_value=0.0))
     out = values.groupby(level=["policy", "time"]).mean().reset_index()
     return out.assign(hours=out["time"] / 3600.0)

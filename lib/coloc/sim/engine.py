@@ -8,6 +8,13 @@ recomputed whenever a GPU's set of jobs changes. Policies see a
 SchedulerView (coloc.sim.view) and act through its `place`, `preempt` and
 `migrate`, which check every rule and fail loudly; the measured co-location
 numbers (`truth`) stay here.
+
+The timeline holds, at each change, the busy GPUs, the effective GPUs (sum of
+GPUs x normalized throughput) and, where the truth has measured utilization
+(Lucid's nvidia-smi values), `measured_util_gpus`: the sum over GPUs of what
+nvidia-smi would show (0 idle, a lone job's solo utilization, a pair's
+measured utilization; NaN while any GPU holds a set never measured). Without
+measured utilization (Gavel's data) the column is NaN throughout.
 """
 from __future__ import annotations
 
@@ -61,16 +68,23 @@ class Simulator:
         self._events: list = []
         self._seq = 0
         self._factor_cache: dict = {}
+        self._measures_util = truth.measures_util
+        self._gpu_util = [0.0] * spec.total_gpus  # measured utilization of each GPU (a share; NaN: not measured)
+        self._util_sum, self._util_unknown = 0.0, 0  # their sum over the GPUs with a value; GPUs without one
 
     # ----- co-location rates (the measured truth) ------------------------------------
     def _factor(self, job: Job) -> tuple[float, bool]:
         """(the job's measured factor with its co-runners, whether it shares a GPU); marks job.crowded where a GPU
-        of it holds 3 or more jobs (the truth there is the product of pairs)."""
-        factor, shared = 1.0, False
+        of it holds 3 or more jobs (the truth there is the product of pairs). The factor is the least over the
+        job's GPUs (1 on a GPU it has alone), a measured value above 1 kept as measured (Lucid's noise around 1:
+        a pair that does not slow the job)."""
+        factor, shared = math.inf, False
         residents = self.view.cluster.residents
         for gpu in job.gpus:
             here = residents[gpu]
             if len(here) == 1:
+                if factor > 1.0:
+                    factor = 1.0
                 continue
             shared = True
             if len(here) == 2:
@@ -96,6 +110,8 @@ class Simulator:
         for gpu in dirty:
             for job in residents[gpu]:
                 affected[job.job_id] = job
+        if self._measures_util:
+            self._update_util(dirty)
         dirty.clear()
         if view.changed_jobs is not None:
             view.changed_jobs.update(affected)
@@ -121,6 +137,31 @@ class Simulator:
             self._seq += 1
             heapq.heappush(events, (now + max(job.remaining, 0.0) / job.rate, self._seq, COMPLETION, job, job.version))
 
+    def _update_util(self, gpus) -> None:
+        """Set the measured utilization of `gpus` (their resident sets changed) and the cluster's sum."""
+        cluster = self.view.cluster
+        for gpu in gpus:
+            value = self.truth.gpu_util(cluster.gpu_device[gpu], [job.workload for job in cluster.residents[gpu]])
+            old = self._gpu_util[gpu]
+            if math.isnan(old):
+                self._util_unknown -= 1
+            else:
+                self._util_sum -= old
+            if math.isnan(value):
+                self._util_unknown += 1
+            else:
+                self._util_sum += value
+            self._gpu_util[gpu] = value
+        if not any(self._gpu_util):  # all idle: no rounding left over
+            self._util_sum = 0.0
+
+    def measured_util_gpus(self) -> float:
+        """The sum over GPUs of their measured utilization now; NaN without measured utilization or while a GPU
+        holds a set never measured."""
+        if not self._measures_util or self._util_unknown:
+            return math.nan
+        return self._util_sum
+
     def _push(self, when: float, kind: int, job: Job | None, version: int) -> None:
         self._seq += 1
         heapq.heappush(self._events, (when, self._seq, kind, job, version))
@@ -140,13 +181,14 @@ class Simulator:
         view = self.view
         if hasattr(self.policy, "reset"):
             self.policy.reset(view)
-        timeline: list[tuple[float, int, float]] = []
+        timeline: list[tuple[float, int, float, float]] = []
         events, arrivals, queue, running, cluster = self._events, self.arrivals, view.queue, view.running, view.cluster
         arrival_times = [job.submit_time for job in arrivals] + [math.inf]  # the last: none left
         last_arrival = len(arrivals)
         next_arrival, round_pending, n_events = 0, False, 0
         heappop, refresh_rates = heapq.heappop, self._refresh_rates
         period = getattr(self.policy, "period_s", None)
+        util_state = (0.0, 0)
         while events or next_arrival < last_arrival:
             now = arrival_times[next_arrival]
             if events and events[0][0] < now:
@@ -170,8 +212,10 @@ class Simulator:
                 self._round()
             if view.dirty:
                 refresh_rates()
-            if not timeline or timeline[-1][1] != cluster.busy or timeline[-1][2] != view.effective:
-                timeline.append((now, cluster.busy, view.effective))
+            if (not timeline or timeline[-1][1] != cluster.busy or timeline[-1][2] != view.effective
+                    or (self._measures_util and util_state != (self._util_sum, self._util_unknown))):
+                timeline.append((now, cluster.busy, view.effective, self.measured_util_gpus()))
+                util_state = (self._util_sum, self._util_unknown)
             if next_arrival == last_arrival and not running and queue:
                 raise SimulationError(f"t={now}: policy {self.policy.name} leaves {len(queue)} jobs "
                                       f"queued on an idle cluster with no arrivals left, e.g. "
@@ -182,8 +226,8 @@ class Simulator:
         view.stats["events"] += n_events
         checks.final(view, self.jobs)
         view.stats["wall_s"] = time.perf_counter() - wall
-        return SimResult(self._jobs_frame(), pd.DataFrame(timeline, columns=["time", "busy_gpus", "effective_gpus"]),
-                         dict(view.stats))
+        columns = ["time", "busy_gpus", "effective_gpus", "measured_util_gpus"]
+        return SimResult(self._jobs_frame(), pd.DataFrame(timeline, columns=columns), dict(view.stats))
 
     def _round(self) -> None:
         view = self.view

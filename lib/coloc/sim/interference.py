@@ -5,6 +5,16 @@ the normalized throughput of a job is the product of its pairwise normalized
 throughputs with each co-runner (a labelled extrapolation, used only when the
 cluster's cap on jobs per GPU is raised above the default of 2). A set is
 feasible only if every pair in it is feasible (fits in GPU memory).
+
+A pair with no row is unknown, and the world treats it as a pair that does not fit: its two jobs never share a
+GPU (Lucid measured NeuMF with itself only: its 208 pairs with the other job types have no truth to replay).
+Policies learn this through the memory-fit rule every policy obeys (``coloc.sim.view.Profile.fits``): that the
+two may not share, never how they would interfere.
+
+Measured GPU utilization (nvidia-smi's share of time a kernel runs), where the tables have it (Lucid's solo
+``gpu_util`` and pairs' ``pair_gpu_util``, in %): :meth:`GroundTruth.gpu_util` of a GPU's resident set, the
+solo value for one job, the pair's for two, NaN for three or more (never measured) and for a data source
+without it (Gavel's).
 """
 from __future__ import annotations
 
@@ -37,8 +47,10 @@ class GroundTruth:
         self.reference_device = reference_device
         self._tput = _solo_dict(solo)
         self._norm, self._feasible = _pair_dicts(pairs)
+        self._paired = {(device, workload) for device, workload, _ in self._feasible}
         self._memory = _memory_dict(solo)
         self._labels = _label_dict(solo)
+        self._solo_util, self._pair_util = _util_dicts(solo, pairs)
         self.memory_source = memory_source if self._memory else "none"  # where mem_bytes came from
         self.devices = sorted({d for d, _ in self._tput})
         if reference_device not in self.devices:
@@ -110,6 +122,27 @@ class GroundTruth:
         """Workloads with a solo throughput on `device`, sorted."""
         return sorted(w for d, w in self._tput if d == device)
 
+    def has_pairs(self, device: str, workload: str) -> bool:
+        """Whether `workload` was measured next to some job type on `device` (it has a pairs row there)."""
+        return (device, workload) in self._paired
+
+    @property
+    def measures_util(self) -> bool:
+        """Whether the tables hold measured GPU utilization (solo `gpu_util`; Lucid's, not Gavel's)."""
+        return bool(self._solo_util)
+
+    def gpu_util(self, device: str, workloads: Sequence[str]) -> float:
+        """Measured GPU utilization (a share, 0 to 1) of one GPU running `workloads`: 0 idle, the job's solo
+        `gpu_util` alone, the pair's `pair_gpu_util` for two; NaN where not measured (3+ jobs, an unmeasured pair
+        or job type, a source without utilization)."""
+        if not workloads:
+            return 0.0
+        if len(workloads) == 1:
+            return self._solo_util.get((device, workloads[0]), math.nan)
+        if len(workloads) == 2:
+            return self._pair_util.get((device, *sorted(workloads)), math.nan)
+        return math.nan
+
 
 def _solo_dict(solo: pd.DataFrame) -> dict[tuple[str, str], float]:
     out: dict[tuple[str, str], float] = {}
@@ -152,6 +185,27 @@ def _label_dict(solo: pd.DataFrame) -> dict[tuple[str, str], int]:
                              f"expected Lucid's packing class 0, 1 or 2")
         out[(device, workload)] = int(value)
     return out
+
+
+def _util_dicts(solo: pd.DataFrame, pairs: pd.DataFrame):
+    """({(device, workload): share}, {(device, a, b) with a <= b: share}) of the measured GPU utilization in % (solo
+    `gpu_util`, pairs `pair_gpu_util`; optional columns, NaN rows left out); a value outside [0, 100] is refused."""
+    found = []
+    for frame, column, keys, name in ((solo, "gpu_util", ("device", "workload"), "solo table"),
+                                      (pairs, "pair_gpu_util", ("device", "workload_a", "workload_b"), "pairs table")):
+        out = {}
+        if column in frame.columns:
+            for i, row in enumerate(frame[[*keys, column]].itertuples(index=False)):
+                value = float(row[-1])
+                if math.isnan(value):
+                    continue
+                if not 0.0 <= value <= 100.0:
+                    raise ValueError(f"{name} row {i}: {column} of {tuple(row[:-1])} is {value}; expected a GPU "
+                                     f"utilization in [0, 100] %")
+                key = tuple(row[:-1]) if len(keys) == 2 else (row[0], *sorted(row[1:3]))
+                out[key] = value / 100.0
+        found.append(out)
+    return found[0], found[1]
 
 
 def _pair_dicts(pairs: pd.DataFrame):

@@ -28,6 +28,11 @@ def summarize(result: SimResult, total_gpus: int) -> dict:
     when sharing pays. colocated_share: seconds run next to another job over
     seconds run. extrapolated_share: seconds run in a set of 3 or more jobs on a GPU over seconds run, where
     the truth is the product of measured pairs (an extrapolation; 0 where no GPU held more than two).
+    measured_util_mean: what nvidia-smi would show, time-weighted over GPUs x makespan (an idle GPU 0, a lone
+    job its measured solo utilization, a pair its measured pair utilization): Lucid's data only; NaN where the
+    truth has no measured utilization (Gavel's) or a GPU ever held a set never measured (3+ jobs).
+    measured_util_busy: the same over busy GPU time only (what nvidia-smi shows on a GPU with a job: sharing raises
+    it, while the cluster-wide mean may fall as the same work leaves GPUs idle sooner).
     slowdown: JCT / exclusive duration on the reference device.
     decision_ms_per_job: wall time inside the policy over the number of jobs.
     """
@@ -49,6 +54,8 @@ def summarize(result: SimResult, total_gpus: int) -> dict:
         "gpu_util_mean": busy / (total_gpus * makespan),
         "busy_share": _busy_share(result.timeline, start, float(jobs["start_time"].max()), total_gpus),
         "effective_throughput": effective / (total_gpus * makespan),
+        "measured_util_mean": _measured_util(result.timeline, end) / (total_gpus * makespan),
+        "measured_util_busy": _measured_util(result.timeline, end) / busy if busy > 0 else math.nan,
         "jobs_per_hour": len(jobs) / makespan * 3600.0,
         "colocated_share": float(jobs["colocated_time"].sum() / jobs["run_time"].sum()),
         "extrapolated_share": float(jobs["crowded_time"].sum() / jobs["run_time"].sum())
@@ -59,6 +66,13 @@ def summarize(result: SimResult, total_gpus: int) -> dict:
         "migrations": int(stats["migrations"]),
         "sim_wall_s": float(stats.get("wall_s", np.nan)),
     }
+
+
+def _measured_util(timeline: pd.DataFrame, end: float) -> float:
+    """GPU-seconds of measured utilization up to `end`; NaN where the timeline has none (see summarize)."""
+    if "measured_util_gpus" not in timeline.columns:
+        return math.nan
+    return time_integral(timeline, "measured_util_gpus", end)
 
 
 def _busy_share(timeline: pd.DataFrame, start: float, end: float, total_gpus: int) -> float:
@@ -72,7 +86,9 @@ MAX_UTIL_BINS = 1_000_000  # rows of one run's utilization series (a loop per bi
 
 
 def utilization_series(timeline: pd.DataFrame, total_gpus: int, bin_s: float) -> pd.DataFrame:
-    """Time-weighted mean busy and effective GPUs (as shares of the cluster) per `bin_s` bin."""
+    """Per `bin_s` bin, as shares of the cluster, time-weighted: busy GPUs (`gpu_util`: a GPU with a job counts
+    whole), effective GPUs (`effective_util`: GPUs x normalized throughput) and the measured utilization nvidia-smi
+    would show (`measured_util`; NaN without measured utilization, e.g. on Gavel's data)."""
     times = timeline["time"].to_numpy()
     end = times[-1] if len(times) else 0.0
     if not (bin_s > 0 and end / bin_s <= MAX_UTIL_BINS):
@@ -80,10 +96,13 @@ def utilization_series(timeline: pd.DataFrame, total_gpus: int, bin_s: float) ->
                          f"{end / bin_s if bin_s > 0 else math.inf:.3g} bins; expected at most {MAX_UTIL_BINS} "
                          f"(a wider util_bin_s)")
     edges = np.arange(0.0, end + bin_s, bin_s)
+    columns = ["busy_gpus", "effective_gpus", "measured_util_gpus"]
+    if "measured_util_gpus" not in timeline.columns:
+        timeline = timeline.assign(measured_util_gpus=math.nan)
     rows = []
     for lo, hi in zip(edges[:-1], edges[1:]):
-        rows.append((lo, *(_bin_mean(timeline, c, lo, hi) / total_gpus for c in ("busy_gpus", "effective_gpus"))))
-    return pd.DataFrame(rows, columns=["time", "gpu_util", "effective_util"])
+        rows.append((lo, *(_bin_mean(timeline, c, lo, hi) / total_gpus for c in columns)))
+    return pd.DataFrame(rows, columns=["time", "gpu_util", "effective_util", "measured_util"])
 
 
 def _bin_mean(timeline: pd.DataFrame, column: str, lo: float, hi: float) -> float:

@@ -9,6 +9,11 @@ definition on the same inputs and code skips the runs already finished (resume).
 
 Every table a run gives carries the key columns ``scenario``, ``policy``, ``seed``, ``sweep`` (the swept
 key's name) and ``point`` (its value).
+
+A scenario names its measured data with ``dataset`` (:data:`DATASETS`; default ``gavel``): ``lucid`` replays
+Lucid's RTX 3090 pairs, its reference device ``rtx3090``, its policies reading the ``lucid`` predictions. A spec
+may also set its own ``max_jobs_per_gpu``, ``predictor_norm``, ``predictor_util`` and ``util_bin_s`` over the
+simulation section's (:func:`settings_of`).
 """
 from __future__ import annotations
 
@@ -34,6 +39,29 @@ TABLES = ("summary", "jobs", "utilization")
 SETTINGS = ("reference_device", "max_jobs_per_gpu", "restart_cost_s", "protocol", "predictor_norm",
             "predictor_util", "util_bin_s")  # the simulation section's keys shared by every scenario
 SOURCE_SWEEPS = {"philly": ("load", "gpus"), "poisson": ("load", "gpus"), "testbed": ("interval_s", "gpus")}
+# a scenario's measured data -> its reference device (None: simulation.reference_device) and its device types
+DATASETS = {"gavel": {"reference_device": None, "devices": ("k80", "p100", "v100")},
+            "lucid": {"reference_device": "rtx3090", "devices": ("rtx3090",)}}
+SPEC_SETTINGS = ("max_jobs_per_gpu", "predictor_norm", "predictor_util", "util_bin_s")  # a spec may set its own
+
+
+def dataset_of(spec: Mapping) -> str:
+    """The scenario's measured data (``dataset``, default gavel); ValueError for one the simulator lacks."""
+    dataset = spec.get("dataset", "gavel")
+    if dataset not in DATASETS:
+        raise ValueError(f"scenario dataset {dataset!r}: expected one of {sorted(DATASETS)}")
+    return dataset
+
+
+def settings_of(spec: Mapping, settings: Mapping) -> dict:
+    """The simulation section's shared settings as the scenario uses them: its dataset's reference device, and
+    its own values of :data:`SPEC_SETTINGS` where it sets them."""
+    out = dict(settings)
+    out.update({key: spec[key] for key in SPEC_SETTINGS if key in spec})
+    reference = DATASETS[dataset_of(spec)]["reference_device"]
+    if reference is not None:
+        out["reference_device"] = reference
+    return out
 
 
 @dataclass(frozen=True)
@@ -86,7 +114,9 @@ def cluster_at(cluster: str, gpus: int | None = None) -> str:
 
 
 def run_config(policy: str, spec: Mapping, settings: Mapping, point: Point) -> experiment.RunConfig:
-    """The RunConfig of one run: the scenario spec at `point`, the shared settings, the policy's predictors."""
+    """The RunConfig of one run: the scenario spec at `point`, the shared settings (as the scenario sets them,
+    :func:`settings_of`), the policy's predictors."""
+    settings = settings_of(spec, settings)
     trace = spec["trace"]
     source = trace["source"]
     if point.sweep not in SOURCE_SWEEPS.get(source, ()):
@@ -102,7 +132,7 @@ def run_config(policy: str, spec: Mapping, settings: Mapping, point: Point) -> e
         load=float(load), interval_s=float(interval), reference_device=settings["reference_device"],
         gpus_per_node=int(spec["gpus_per_node"]), max_jobs_per_gpu=int(settings["max_jobs_per_gpu"]),
         restart_cost_s=float(settings["restart_cost_s"]), protocol=settings["protocol"],
-        predictor_norm=norm, predictor_util=util)
+        predictor_norm=norm, predictor_util=util, dataset=dataset_of(spec))
 
 
 def trace_spec(spec: Mapping) -> dict:
@@ -153,7 +183,8 @@ def run_policy(scenario: str, policy: str, spec: Mapping, settings: Mapping, sol
         trace_table = trace_table[trace_table["cluster"].isin(clusters)]  # once, not per run (same selection)
     predictions_by_seed: dict[int, object] = {}
     # one for every run (it only reads the tables)
-    truth = GroundTruth(solo, pairs, settings["reference_device"], memory_source=memory_source)
+    truth = GroundTruth(solo, pairs, settings_of(spec, settings)["reference_device"],
+                        name=experiment.truth_name(dataset_of(spec)), memory_source=memory_source)
     for point in points(spec):
         done = Path(work_dir) / point.name if work_dir else None
         if done is not None and done.is_dir():
@@ -185,7 +216,7 @@ def run_point(scenario: str, config: experiment.RunConfig, point: Point, spec: M
     keys = {"scenario": scenario, "policy": config.policy, "seed": point.seed, "sweep": point.sweep,
             "point": point.point}
     gpus = int(summary["gpus"].iloc[0])
-    bin_s = float(spec.get("util_bin_s", settings["util_bin_s"]))
+    bin_s = float(settings_of(spec, settings)["util_bin_s"])
     utilization = utilization_series(result.timeline, gpus, bin_s).assign(
         trace=config.trace, cluster=config.cluster, gpus=gpus, load=config.load, interval_s=config.interval_s)
     return {name: _keyed(frame, keys) for name, frame in
