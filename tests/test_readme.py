@@ -17,7 +17,9 @@ def results_folder(tmp_path: Path) -> Path:
     (results / "predictors").mkdir(parents=True)
     (results / "sim").mkdir()
     pd.DataFrame([{"paper": "ISACPP", "claim": "lower makespan vs Volcano (predicted edges)", "paper_value": "-29.6%",
-                   "coloc_value": "-12.5% [-20, -5]", "verdict": "same direction, smaller"}]).to_csv(
+                   "coloc_value": "-12.5% [-20, -5]", "verdict": "same direction, smaller"},
+                  {"paper": "ISACPP", "claim": "lower makespan vs Liquid (predicted edges)", "paper_value": "-34.9%",
+                   "coloc_value": "n/a", "verdict": "not comparable"}]).to_csv(
         results / "claims_brief.csv", index=False)
     pd.DataFrame([{"dataset": "gavel", "protocol": p, "predictor": m, "MAPE": v, "setting": "out of fold"}
                   for p, m, v in (("random5", "blend", 5.91), ("lofo", "blend", 23.0), ("random5", "mean", 29.5),
@@ -38,6 +40,7 @@ def test_sections_render_the_runs_numbers(tmp_path):
     assert set(rendered) == {"claims", "predictors", "scenarios"}
     assert "| ISACPP | lower makespan vs Volcano (predicted edges) | -29.6% | -12.5% [-20, -5] | same direction, smaller |" \
         in rendered["claims"]
+    assert "| ISACPP | lower makespan vs Liquid (predicted edges) | -34.9% | n/a | not comparable |" in rendered["claims"]
     assert "| blend | 23.00 | 5.91 |" in rendered["predictors"]  # lofo, random5 columns; best first
     # coloc at load 1.1: 1.5 x 1.1 x mean(1, 1.1) = 1.7325 h -> 1.73
     assert "| coloc | 1.42 | 1.73 |" in rendered["scenarios"] and "(mean JCT, hours; 2 seeds; `v100:64`)" \

@@ -367,7 +367,7 @@ USER_NORM_TOLERANCE = 0.02  # a row giving both throughputs and normalized throu
 
 
 def load_user(pairs_path: str | Path, solo_path: str | Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Users' own measurements (the CSV format of the README, "Your own measurements") as ``solo`` and ``pairs``.
+    """Users' own measurements (the CSV format of docs/own-measurements.md) as ``solo`` and ``pairs``.
 
     ``pairs`` CSV: columns ``device``, ``workload_a``, ``workload_b`` and either ``norm_a``, ``norm_b``
     (co-located over solo throughput) or ``tput_a``, ``tput_b`` (co-located iterations/s; needs the solo

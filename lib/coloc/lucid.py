@@ -9,7 +9,7 @@ Two files of S-Lab-System-Group/Lucid (config ``sources.lucid_pairs`` / ``source
   included): for each job ``model, dataset, gpu_num, batchsize, amp`` and ``speed`` (its co-located speed over
   its solo speed), then the pair's ``gpu_util``, ``gmem_util`` (%) and ``gmem`` (MiB).
 
-Choices (README, "Data"; ARCHITECTURE, "Table contracts"):
+Choices (docs/data.md; ARCHITECTURE.md, "Table contracts"):
 
 * **Job types** follow the zoo's names: Lucid's model and dataset -> :data:`LUCID_JOB_TYPES`, then ``-b<batch>``
   and ``-amp`` for the AMP runs (``resnet18-cifar10-b32-amp``); Lucid's LSTM is the zoo's ``lm`` (the same

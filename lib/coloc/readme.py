@@ -76,7 +76,8 @@ def sections(results: str | Path) -> dict[str, str]:
     if missing:
         raise FileNotFoundError(f"coloc readme: {missing} missing; expected a finished run's results "
                                 f"(snakemake --cores all)")
-    return {"claims": claims_section(pd.read_csv(results / INPUTS["claims"])),
+    # (the brief's "n/a", where coloc has no counterpart, is text: not read as a missing value, printed "nan")
+    return {"claims": claims_section(pd.read_csv(results / INPUTS["claims"], dtype=str, keep_default_na=False)),
             "predictors": predictors_section(pd.read_csv(results / INPUTS["predictors"])),
             "scenarios": scenarios_section(pd.read_parquet(results / INPUTS["scenarios"]))}
 

@@ -1,5 +1,5 @@
 # Users' own measurements: each source of config datasets.user.<name> (a pairs CSV, an optional solo
-# CSV; format in the README, "Your own measurements") becomes the canonical tables of the predictors stage's
+# CSV; format in docs/own-measurements.md) becomes the canonical tables of the predictors stage's
 # dataset user-<name> (predictors_common.smk: USER_DATASETS), scored under every protocol next to Gavel's.
 
 # Helpers (USER_SOURCES, user_csvs, user_solo_param) live in predictors_common.smk.

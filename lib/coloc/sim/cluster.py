@@ -8,6 +8,11 @@ GPUs that can take one more job grouped by the workloads already on them
 one resident, an order by the time the resident would finish alone, with the
 residents' progress beside it), the non-empty groups kept apart and counted
 (`shareable_groups`, `any_shareable` do not walk every group ever made).
+`lowest_free_node` reads the nodes-by-idle-count index. `open_changes` counts groups
+becoming empty or non-empty, so a policy may keep what it derived from the open groups
+for as long as the count is unchanged (isacpp keeps its candidate groups per job type so).
+A cluster built with `sharing=False` (its policy declared `shares_gpus = False`) keeps
+none of the sharing indexes and refuses a second job on a GPU.
 """
 from __future__ import annotations
 
