@@ -163,15 +163,16 @@ def cross_problems(config: dict) -> list[str]:
     """Mistakes between the sections of a config the schema accepts (empty if none).
 
     * ``simulation.scenarios``: each has a spec in ``simulation.scenario_specs``.
-    * Each scenario spec (:func:`_scenario_problems`): its policies (``<policy>`` or
-      ``<policy>~<predictor>``) are registered (:func:`coloc.policies.names`); a ``~predictor`` names a
-      pair predictor on a policy that reads pair predictions, a utilization predictor on one that reads
-      utilization only (horus), and nothing else; its cluster parses and has only Gavel's device types;
+    * Each scenario spec (:func:`_scenario_problems`): its policies (``<policy>[~<predictor>][@<protocol>]``)
+      are registered (:func:`coloc.policies.names`); a ``~predictor`` names a pair predictor on a policy that
+      reads pair predictions, a utilization predictor on one that reads utilization only (horus), and
+      nothing else; an ``@protocol`` goes only on a policy that reads predictions; its cluster parses and has only Gavel's device types;
       its swept key suits its trace (load: philly, poisson; interval_s: testbed; gpus: a cluster of one
       device type); its headline is one of the sweep's points.
     * ``simulation.predictor_norm`` is a registered pair predictor, ``simulation.predictor_util`` a
-      utilization predictor, ``simulation.protocol`` one of ``predictors.protocols``. Each predictor
-      a simulated policy reads is configured in the predictors stage and runs under that protocol.
+      utilization predictor, ``simulation.protocol`` (and each ``@protocol``) one of ``predictors.protocols``.
+      Each predictor a simulated policy reads is configured in the predictors stage and runs under the
+      protocol the policy reads.
     * The predictors stage's models: registered, with options the model accepts
       (``coloc.predict.check_options``), ``seeds`` and ``protocols`` the stage's.
     * ``profiling.sets`` (:func:`_profiling_problems`): each of ``profiling.workloads``, none twice, none
@@ -349,21 +350,25 @@ def _model_sections(pred: dict) -> dict[str, tuple[str, dict]]:
 
 
 def _policy_problems(where: str, entry: str) -> list[str]:
-    """A scenario's policy entry '<policy>' or '<policy>~<predictor>' against the registries."""
+    """A scenario's policy entry '<policy>[~<predictor>][@<protocol>]' against the registries."""
     from coloc import policies
 
     known, problems = policies.names(), []
-    name, _, predictor = entry.partition("~")
+    rest, at, protocol = entry.partition("@")
+    name, _, predictor = rest.partition("~")
     if name not in known:
         return [f"{where}: unknown policy {name!r} in {entry!r}; known: {known}"]
     kind = _override_kind(name)
+    readers = [p for p in known if _override_kind(p)]
     if predictor and kind is None:
-        readers = [p for p in known if _override_kind(p)]
         problems.append(f"{where}: policy {name!r} reads no predictions a '~' can choose, so '~{predictor}' would "
                         f"be ignored; a predictor goes only with {readers}")
     elif predictor and predictor not in predictor_names(kind):
         what = "pair" if kind == "pair" else "utilization"
         problems.append(f"{where}: unknown {what} predictor {predictor!r} in {entry!r}; known: {predictor_names(kind)}")
+    if at and kind is None:
+        problems.append(f"{where}: policy {name!r} reads no predictions, so '@{protocol}' would be ignored; a "
+                        f"protocol goes only with {readers}")
     return problems
 
 
@@ -384,30 +389,38 @@ def _simulation_problems(sim: dict, pred: dict) -> list[str]:
     for key, kind in (("predictor_norm", "pair"), ("predictor_util", "util")):
         if sim[key] not in predictor_names(kind):
             problems.append(f"simulation.{key}: unknown {kind} predictor {sim[key]!r}; known: {predictor_names(kind)}")
-    read = {}  # (kind, predictor) the simulated policies read -> where the config names it
+    read = {}  # (kind, predictor, protocol) the simulated policies read -> where the config names it
     for scenario in (s for s in sim["scenarios"] if s in sim["scenario_specs"]):
         for i, entry in enumerate(sim["scenario_specs"][scenario]["policies"]):
-            name, _, predictor = entry.partition("~")
+            rest, at, own = entry.partition("@")
+            name, _, predictor = rest.partition("~")
             kinds = reads(name) if name in policies.names() else ()
             here = f"simulation.scenario_specs.{scenario}.policies[{i}]"
+            if at and kinds and own not in pred["protocols"]:
+                problems.append(f"{here}: protocol {own!r} of {entry!r} is not among predictors.protocols "
+                                f"{pred['protocols']}, so no predictions are made under it")
+                continue
+            used = own or protocol
             override = _override_kind(name) if kinds else None
             if "norm" in kinds:
-                read.setdefault(("pair", predictor or sim["predictor_norm"]),
-                                here if predictor else "simulation.predictor_norm")
+                read.setdefault(("pair", predictor or sim["predictor_norm"], used),
+                                here if predictor or own else "simulation.predictor_norm")
             if "util" in kinds:
                 chosen = predictor if override == "util" and predictor else sim["predictor_util"]
-                read.setdefault(("util", chosen), here if chosen != sim["predictor_util"] else "simulation.predictor_util")
+                read.setdefault(("util", chosen, used),
+                                here if chosen != sim["predictor_util"] or own else "simulation.predictor_util")
     sections = _model_sections(pred)
-    for (kind, name), where in read.items():
+    for (kind, name, used), where in read.items():
         section, models = sections[kind]
         if name not in predictor_names(kind):
             continue  # reported above
         if name not in models:
             problems.append(f"{where}: {kind} predictor {name!r} is not among predictors.{section} {sorted(models)}, "
                             f"so the predictors stage makes no predictions with it")
-        elif protocol not in models[name].get("protocols", [protocol]):
+        elif used not in models[name].get("protocols", [used]):
+            source = f"protocol {used!r}" if used != protocol else f"simulation.protocol {protocol!r}"
             problems.append(f"{where}: predictor {name!r} runs only under protocols {models[name]['protocols']} "
-                            f"(predictors.{section}.{name}.protocols), not simulation.protocol {protocol!r}")
+                            f"(predictors.{section}.{name}.protocols), not {source}")
     return problems
 
 

@@ -8,7 +8,7 @@ SIM_FIGURES = ["policies", "jct_density", "utilization", "sweep"]  # figures/sim
 
 wildcard_constraints:
     scenario="[A-Za-z0-9_-]+",
-    policy="[A-Za-z0-9_~-]+",
+    policy="[A-Za-z0-9_~@-]+",
 
 
 def sim_runs(kind):
@@ -18,8 +18,10 @@ def sim_runs(kind):
 
 
 def sim_prediction_inputs(wildcards):
-    """The out-of-fold Gavel prediction files the run's policy declares it reads ({} for the others)."""
-    return {kind: prediction_file(kind, "gavel", SIM["protocol"]) for kind in experiment.prediction_files(wildcards.policy)}
+    """The out-of-fold Gavel prediction files the run's policy declares it reads ({} for the others), under
+    simulation.protocol or the policy's '@<protocol>'."""
+    protocol = experiment.protocol_of(wildcards.policy, SIM["protocol"])
+    return {kind: prediction_file(kind, "gavel", protocol) for kind in experiment.prediction_files(wildcards.policy)}
 
 
 def sim_prediction_paths(wildcards):

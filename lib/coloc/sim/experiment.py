@@ -50,19 +50,29 @@ class RunConfig:
 
 
 def parse_policy(policy: str, default_norm: str = "", default_util: str = "") -> tuple[str, str, str]:
-    """'<name>~<predictor>' -> (name, pair predictor, utilization predictor).
+    """'<name>[~<predictor>][@<protocol>]' -> (name, pair predictor, utilization predictor).
 
     The '~' predictor replaces the pair predictor (default_norm), or, for a policy that reads
     utilization only (horus), the utilization predictor (default_util):
     'coloc~lgbm' -> ('coloc', 'lgbm', default_util); 'horus~horus-implied' -> ('horus', default_norm,
-    'horus-implied'); 'fifo' -> ('fifo', default_norm, default_util).
+    'horus-implied'); 'fifo' -> ('fifo', default_norm, default_util). An '@<protocol>' suffix is
+    :func:`protocol_of`'s.
     """
-    name, _, predictor = policy.partition("~")
+    name, _, predictor = policy.partition("@")[0].partition("~")
     if not predictor:
         return name, default_norm, default_util
     if overrides_util(name):
         return name, default_norm, predictor
     return name, predictor, default_util
+
+
+def protocol_of(policy: str, default: str) -> str:
+    """The protocol whose out-of-fold predictions a run of `policy` reads: the '@<protocol>' suffix of
+    '<name>[~<predictor>]@<protocol>' ('coloc@random5' -> 'random5'), else `default` (simulation.protocol)."""
+    _, at, protocol = policy.partition("@")
+    if at and not protocol:
+        raise ValueError(f"policy {policy!r}: an '@' names a protocol, e.g. 'coloc@random5'")
+    return protocol or default
 
 
 def overrides_util(name: str) -> bool:
