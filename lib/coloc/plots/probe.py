@@ -2,7 +2,8 @@
 
 From :func:`coloc.sim.probing.jct_against_k`'s table, two panels: (left) coloc-probe's mean JCT over seeds
 at each k with its 95% interval (Student t), the GPU time its probes cost written at each point, next to
-coloc with every family seen (dotted) and the oracle (an upper bound, dashed); (right) the same runs as the
+coloc-online without probes (dash-dot: it learns from the pairs it runs), coloc with every family seen (dotted)
+and the oracle (an upper bound, dashed); (right) the same runs as the
 paired change of mean JCT against coloc without probes (k = 0) over the same seeds, with Fieller's 95%
 interval: the seeds' job mixes differ a lot, the pairing shows what the probes change.
 """
@@ -13,11 +14,13 @@ import numpy as np
 import pandas as pd
 
 HOURS = 3600.0
-STYLES = {"oracle": ("--", "black"), "other": (":", "grey")}
+STYLES = {"oracle": ("--", "black"), "coloc-online": ("-.", "tab:green"), "other": (":", "grey")}
 
 
 def _style(policy: str) -> tuple[str, str]:
-    return STYLES["oracle" if policy.startswith("oracle") else "other"]
+    """Line style and colour of a line without probes, by the policy its label starts with."""
+    name = next((key for key in STYLES if policy.startswith(key)), "other")
+    return STYLES[name]
 
 
 def _errors(frame: pd.DataFrame, mean: str, low: str, high: str, scale: float) -> list[np.ndarray]:
