@@ -2,7 +2,7 @@
 import pandas as pd
 import pytest
 
-from coloc.sim.experiment import regret_table
+from coloc.sim.regret import regret_report, regret_table
 
 
 def summary():
@@ -49,3 +49,14 @@ def test_the_interval_pairs_the_seeds():
 def test_one_seed_gives_no_interval():
     table = regret_table(summary().query("seed == 0"))
     assert table["regret"].notna().all() and table["regret_low"].isna().all() and table["regret_high"].isna().all()
+
+
+def test_the_report_marks_the_contended_points_and_orders_as_the_summary():
+    frame = summary().assign(sweep="load", kind="predictive")
+    frame["busy_share"] = frame["point"].map({2.0: 0.5, 4.0: 0.9, 1.0: 0.95})
+    table = regret_report(frame)
+    assert list(table["point"]) == [2.0, 2.0, 4.0, 4.0] and list(table["protocol"]) == ["lofo", "random5"] * 2
+    assert list(table["contended"]) == [False, False, True, True] and (table["sweep"] == "load").all()
+    assert table["baseline_busy_share"].tolist() == [0.5, 0.5, 0.9, 0.9]
+    empty = regret_report(frame[frame["policy"] != "oracle"])  # a config without the bound: no rows, not an error
+    assert empty.empty and {"regret", "contended", "sweep"} <= set(empty.columns)

@@ -9,7 +9,8 @@ Per scenario, from the gathered tables (coloc.sim.experiment; one row per run in
 * `utilization_over_time`: busy and effective GPUs over time per policy (ISACPP Fig. 15);
 * `sweep`: mean JCT and makespan against the swept value, with fifo's GPU busy share until the last
   job starts (is the cluster contended?);
-* `scheduling_delay`: one round's wall time against the queue length, log-log (ISACPP Fig. 16).
+* `scheduling_delay`: one round's wall time against the queue length, log-log (ISACPP Fig. 16);
+* `regret`: every deployable policy's regret against coloc's bound (coloc.sim.regret) per scenario and point.
 
 Titles carry the data source, cluster, devices and prediction protocol. Policies appear in the order of
 their kind (baselines, predictive policies, oracles); oracles are labelled upper bounds and hatched.
@@ -26,13 +27,13 @@ import seaborn as sns
 from matplotlib.lines import Line2D
 
 from coloc.policies import KINDS
+from coloc.sim.regret import CONTENDED
 from coloc.stats import mean_ci
 
 BAR_METRICS = {"jct_mean": "mean JCT (h)", "makespan": "makespan (h)",
                "queue_delay_mean": "mean queueing delay (h)", "gpu_util_mean": "GPU utilization\n(busy share of the makespan)"}
 SWEEP_METRICS = {"jct_mean": "mean JCT (h)", "makespan": "makespan (h)"}
 HOURS = {"jct_mean", "jct_median", "jct_p90", "jct_p99", "makespan", "queue_delay_mean"}
-CONTENDED = 0.8  # fifo busy share from which a point counts as contended (queues form)
 SWEEP_NAMES = {"load": "load factor", "interval_s": "arrival interval (s)", "gpus": "GPUs"}
 
 
@@ -316,6 +317,64 @@ def scheduling_delay(table: pd.DataFrame, paper: dict[str, float] | None = None,
     axes[0][0].set_ylabel("one scheduling round (s)")
     handles, labels = axes[0][0].get_legend_handles_labels()
     _legend_beside(fig, handles, labels, title, "policy")
+    return fig
+
+
+REGRET_SHOWN = (-0.5, 2.0)  # the regret axis; a value beyond is drawn at the edge with its number
+
+
+def regret(table: pd.DataFrame, title: str = "") -> plt.Figure:
+    """A panel per scenario: each deployable policy's regret (coloc.sim.regret.regret_report's table, oracle
+    kinds left out) at every sweep point, a marker per point (filled where fifo's busy share makes it contended,
+    hollow where not) with its 95% interval; 0 is the bound (oracle, an upper bound), 1 is fifo."""
+    shown = table[table["kind"] != "oracle"]
+    scenarios = list(dict.fromkeys(shown["scenario"]))
+    if not scenarios:  # no scenario ran both the oracle and fifo
+        fig, ax = plt.subplots(figsize=(8, 1.5))
+        ax.axis("off")
+        ax.text(0.5, 0.5, "no scenario point has runs of both oracle and fifo: regret is undefined", ha="center")
+        fig.suptitle(title, fontsize=9)
+        return fig
+    sizes = [shown.loc[shown["scenario"] == s, "policy"].nunique() for s in scenarios]
+    fig, axes = plt.subplots(len(scenarios), 1, figsize=(9.5, 0.3 * sum(sizes) + 1.3 * len(scenarios) + 0.8),
+                             gridspec_kw={"height_ratios": [n + 2 for n in sizes]}, squeeze=False)
+    low, high = REGRET_SHOWN
+    for ax, scenario in zip(axes[:, 0], scenarios):
+        rows = shown[shown["scenario"] == scenario]
+        policies = list(dict.fromkeys(rows["policy"]))
+        points = sorted(rows["point"].unique())
+        colours = sns.color_palette("viridis", len(points))
+        for j, (point, colour) in enumerate(zip(points, colours)):
+            at = rows[rows["point"] == point].set_index("policy").reindex(policies)
+            y = np.arange(len(policies)) + 0.6 * (j - (len(points) - 1) / 2) / max(len(points), 1)
+            value = at["regret"].to_numpy(float)
+            err = np.nan_to_num(np.array([value - at["regret_low"].to_numpy(float),
+                                          at["regret_high"].to_numpy(float) - value]))
+            inside = (value >= low) & (value <= high)
+            contended = bool(at["contended"].dropna().iloc[0]) if at["contended"].notna().any() else False
+            name = f"{_number(point)}" + (" (contended)" if contended else "")
+            ax.errorbar(value[inside], y[inside], xerr=err[:, inside], fmt="o", ms=5, color=colour, capsize=2,
+                        elinewidth=0.9, mfc=colour if contended else "white", label=name)
+            for value_out, y_out in zip(value[~inside & np.isfinite(value)], y[~inside & np.isfinite(value)]):
+                edge = high if value_out > high else low
+                ax.plot([edge], [y_out], marker=">" if value_out > high else "<", ms=6, color=colour, ls="none")
+                ax.annotate(f"{value_out:.1f}", (edge, y_out), xytext=(-4 if value_out > high else 4, 0),
+                            textcoords="offset points", fontsize=6, va="center",
+                            ha="right" if value_out > high else "left")
+        ax.axvline(0.0, color="black", ls="--", lw=1, label="0: oracle (upper bound)")
+        ax.axvline(1.0, color="0.5", ls=":", lw=1, label="1: fifo")
+        ax.set_yticks(np.arange(len(policies)), policies)
+        ax.set_ylim(len(policies) - 0.5, -0.5)
+        ax.set_xlim(low - 0.05, high + 0.05)
+        ax.grid(axis="x", alpha=0.3)
+        sweep_name = SWEEP_NAMES.get(rows["sweep"].iloc[0], rows["sweep"].iloc[0])
+        ax.set_title(f"{scenario}", fontsize=10, loc="left")
+        ax.legend(title=sweep_name, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False, fontsize=8,
+                  title_fontsize=8)
+    axes[-1, 0].set_xlabel("regret = (mean JCT - oracle's) / (fifo's - oracle's); whiskers: 95% interval (Fieller, "
+                           "paired seeds)")
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
     return fig
 
 

@@ -13,7 +13,6 @@ from coloc.sim.cluster import ClusterSpec
 from coloc.sim.engine import SimResult, simulate
 from coloc.sim.interference import GroundTruth
 from coloc.sim.predictions import FILES, Predictions
-from coloc.stats import ratio_ci
 
 
 @dataclass(frozen=True)
@@ -223,65 +222,3 @@ def policy_table(summary: pd.DataFrame) -> pd.DataFrame:
     table = summary.groupby(keys, as_index=False, sort=False)[SHOWN].mean()
     table.insert(len(keys), "seeds", summary.groupby(keys, sort=False)["seed"].nunique().to_numpy())
     return table
-
-
-def regret_table(summary: pd.DataFrame, metric: str = "jct_mean", bound: str = "oracle", baseline: str = "fifo",
-                 keys=("scenario", "point")) -> pd.DataFrame:
-    """Regret of every policy against the upper bound, per scenario point and prediction protocol:
-    (mean - bound's mean) / (baseline's mean - bound's mean), means over seeds of `metric`. 0: as good as the
-    bound (`oracle`, coloc's rule on the measured pairs); 1: no better than the baseline (`fifo`). The bound and
-    baseline read no predictions, so their runs under any protocol are pooled (a seed's runs averaged). A point
-    lacking either is left out. Its 95% interval is Fieller's for the ratio of the paired means of (policy -
-    bound) and (baseline - bound) over the seeds all three ran (coloc.stats.ratio_ci; each seed is one job mix,
-    the same for every policy); NaN with fewer than two seeds or a baseline not distinguishable from the bound.
-    Columns: the keys, `policy`, `protocol`, `kind` (where the summary has it), `seeds`, `mean`, `bound_mean`,
-    `baseline_mean`, `regret`, `regret_low`, `regret_high`."""
-    keys = list(keys)
-    missing = [c for c in (*keys, "policy", "protocol", "seed", metric) if c not in summary.columns]
-    if missing:
-        raise ValueError(f"regret_table: the summary lacks columns {missing}; expected a sim summary table")
-    per_seed = {}
-    for name in (bound, baseline):
-        rows = summary[summary["policy"] == name]
-        if rows.empty:
-            raise ValueError(f"regret_table: no runs of {name!r}; have {sorted(summary['policy'].unique())}")
-        per_seed[name] = rows.groupby([*keys, "seed"])[metric].mean()
-    others = summary[~summary["policy"].isin([bound, baseline])]
-    rows = []
-    for group, part in others.groupby([*keys, "policy", "protocol"], sort=True):
-        at = group[:len(keys)]
-        ref = {name: _at(values, at) for name, values in per_seed.items()}
-        if ref[bound].empty or ref[baseline].empty:
-            continue
-        row = dict(zip([*keys, "policy", "protocol"], group))
-        if "kind" in part.columns:
-            row["kind"] = part["kind"].iloc[0]
-        mine = part.groupby("seed")[metric].mean()
-        row.update(seeds=int(part["seed"].nunique()), mean=float(mine.mean()), bound_mean=float(ref[bound].mean()),
-                   baseline_mean=float(ref[baseline].mean()))
-        row["regret"] = (row["mean"] - row["bound_mean"]) / (row["baseline_mean"] - row["bound_mean"])
-        row["regret_low"], row["regret_high"] = _regret_interval(mine, ref[bound], ref[baseline])
-        rows.append(row)
-    columns = [*keys, "policy", "protocol", *(["kind"] if "kind" in summary.columns else []), "seeds", "mean",
-               "bound_mean", "baseline_mean", "regret", "regret_low", "regret_high"]
-    return pd.DataFrame(rows, columns=columns)
-
-
-def _at(per_seed: pd.Series, at: tuple) -> pd.Series:
-    """The per-seed values of one scenario point (index: seed); empty if the point has none."""
-    try:
-        return per_seed.xs(at, level=list(range(len(at))))
-    except KeyError:
-        return per_seed.iloc[:0]
-
-
-def _regret_interval(mine: pd.Series, bound: pd.Series, baseline: pd.Series) -> tuple[float, float]:
-    """Fieller's 95% interval of mean(mine - bound) / mean(baseline - bound) over the seeds all three ran."""
-    seeds = sorted(set(mine.index) & set(bound.index) & set(baseline.index))
-    if len(seeds) < 2:
-        return math.nan, math.nan
-    gap = baseline.loc[seeds] - bound.loc[seeds]
-    if gap.mean() == 0.0:
-        return math.nan, math.nan
-    _, low, high = ratio_ci(mine.loc[seeds] - bound.loc[seeds], gap)
-    return low + 1.0, high + 1.0
