@@ -161,13 +161,13 @@ def regret_rows():
 def test_the_regret_figure_has_a_panel_per_scenario_the_deployable_policies_and_the_bounds_marked():
     fig = ps.regret(regret_rows(), title="truth: Gavel; test")
     a, b = fig.axes[:2]
-    assert [t.get_text() for t in a.get_yticklabels()] == ["coloc", "coloc@random5", "gandiva"]  # sjf: an oracle
+    assert [t.get_text() for t in a.get_yticklabels()] == ["gandiva", "coloc", "coloc@random5"]  # baselines first; no oracle kind
     assert a.get_title(loc="left") == "a" and b.get_title(loc="left") == "b"
     bounds = {line.get_xdata()[0] for line in a.get_lines() if line.get_linestyle() in ("--", ":")}
     assert bounds == {0.0, 1.0}
     labels = [t.get_text() for t in a.get_legend().get_texts()]
     assert labels == ["0: oracle (upper bound)", "1: fifo", "1", "2 (contended)"]
-    assert [t.get_text() for t in a.texts] == ["3.5", "3.5"]  # beyond the axis: at its edge, with its value
+    assert [t.get_text() for t in a.texts] == ["3.5", "3.5"]  # beyond the axis: at its edge, a value per point
     assert a.get_xlim()[1] < 3.5
     hollow = [line for line in a.get_lines() if line.get_marker() == "o" and line.get_markerfacecolor() == "white"]
     assert len(hollow) == 1  # the uncontended point

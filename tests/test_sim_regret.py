@@ -60,3 +60,11 @@ def test_the_report_marks_the_contended_points_and_orders_as_the_summary():
     assert table["baseline_busy_share"].tolist() == [0.5, 0.5, 0.9, 0.9]
     empty = regret_report(frame[frame["policy"] != "oracle"])  # a config without the bound: no rows, not an error
     assert empty.empty and {"regret", "contended", "sweep"} <= set(empty.columns)
+
+
+def test_where_fifo_is_the_bound_the_regret_is_undefined_not_an_error():
+    frame = summary()
+    frame.loc[(frame["point"] == 2.0) & (frame["policy"] == "fifo"), "jct_mean"] = 1.0  # the oracle's
+    table = regret_table(frame).set_index(["point", "protocol"])
+    assert table.loc[(2.0, "lofo"), ["regret", "regret_low", "regret_high"]].isna().all()
+    assert table.loc[(4.0, "lofo"), "regret"] == pytest.approx(1.5 / 4.0)

@@ -320,13 +320,14 @@ def scheduling_delay(table: pd.DataFrame, paper: dict[str, float] | None = None,
     return fig
 
 
-REGRET_SHOWN = (-0.5, 2.0)  # the regret axis; a value beyond is drawn at the edge with its number
+REGRET_SHOWN = (-0.5, 2.0)  # the regret axis; values beyond it are written at its edge, in their point's colour
 
 
 def regret(table: pd.DataFrame, title: str = "") -> plt.Figure:
     """A panel per scenario: each deployable policy's regret (coloc.sim.regret.regret_report's table, oracle
-    kinds left out) at every sweep point, a marker per point (filled where fifo's busy share makes it contended,
-    hollow where not) with its 95% interval; 0 is the bound (oracle, an upper bound), 1 is fifo."""
+    kinds left out), baselines first, at every sweep point, a marker per point (filled where fifo's busy share
+    makes it contended, hollow where not) with its 95% interval; 0 is the bound (oracle, an upper bound), 1 is
+    fifo. A regret beyond the axis is written at the row's edge, in its point's colour, beside an arrow."""
     shown = table[table["kind"] != "oracle"]
     scenarios = list(dict.fromkeys(shown["scenario"]))
     if not scenarios:  # no scenario ran both the oracle and fifo
@@ -336,46 +337,56 @@ def regret(table: pd.DataFrame, title: str = "") -> plt.Figure:
         fig.suptitle(title, fontsize=9)
         return fig
     sizes = [shown.loc[shown["scenario"] == s, "policy"].nunique() for s in scenarios]
-    fig, axes = plt.subplots(len(scenarios), 1, figsize=(9.5, 0.3 * sum(sizes) + 1.3 * len(scenarios) + 0.8),
+    fig, axes = plt.subplots(len(scenarios), 1, figsize=(10, 0.32 * sum(sizes) + 1.3 * len(scenarios) + 0.8),
                              gridspec_kw={"height_ratios": [n + 2 for n in sizes]}, squeeze=False)
-    low, high = REGRET_SHOWN
     for ax, scenario in zip(axes[:, 0], scenarios):
-        rows = shown[shown["scenario"] == scenario]
-        policies = list(dict.fromkeys(rows["policy"]))
-        points = sorted(rows["point"].unique())
-        colours = sns.color_palette("viridis", len(points))
-        for j, (point, colour) in enumerate(zip(points, colours)):
-            at = rows[rows["point"] == point].set_index("policy").reindex(policies)
-            y = np.arange(len(policies)) + 0.6 * (j - (len(points) - 1) / 2) / max(len(points), 1)
-            value = at["regret"].to_numpy(float)
-            err = np.nan_to_num(np.array([value - at["regret_low"].to_numpy(float),
-                                          at["regret_high"].to_numpy(float) - value]))
-            inside = (value >= low) & (value <= high)
-            contended = bool(at["contended"].dropna().iloc[0]) if at["contended"].notna().any() else False
-            name = f"{_number(point)}" + (" (contended)" if contended else "")
-            ax.errorbar(value[inside], y[inside], xerr=err[:, inside], fmt="o", ms=5, color=colour, capsize=2,
-                        elinewidth=0.9, mfc=colour if contended else "white", label=name)
-            for value_out, y_out in zip(value[~inside & np.isfinite(value)], y[~inside & np.isfinite(value)]):
-                edge = high if value_out > high else low
-                ax.plot([edge], [y_out], marker=">" if value_out > high else "<", ms=6, color=colour, ls="none")
-                ax.annotate(f"{value_out:.1f}", (edge, y_out), xytext=(-4 if value_out > high else 4, 0),
-                            textcoords="offset points", fontsize=6, va="center",
-                            ha="right" if value_out > high else "left")
-        ax.axvline(0.0, color="black", ls="--", lw=1, label="0: oracle (upper bound)")
-        ax.axvline(1.0, color="0.5", ls=":", lw=1, label="1: fifo")
-        ax.set_yticks(np.arange(len(policies)), policies)
-        ax.set_ylim(len(policies) - 0.5, -0.5)
-        ax.set_xlim(low - 0.05, high + 0.05)
-        ax.grid(axis="x", alpha=0.3)
-        sweep_name = SWEEP_NAMES.get(rows["sweep"].iloc[0], rows["sweep"].iloc[0])
-        ax.set_title(f"{scenario}", fontsize=10, loc="left")
-        ax.legend(title=sweep_name, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False, fontsize=8,
-                  title_fontsize=8)
+        _regret_panel(ax, shown[shown["scenario"] == scenario])
+        ax.set_title(scenario, fontsize=10, loc="left")
     axes[-1, 0].set_xlabel("regret = (mean JCT - oracle's) / (fifo's - oracle's); whiskers: 95% interval (Fieller, "
                            "paired seeds)")
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     return fig
+
+
+def _regret_panel(ax, rows: pd.DataFrame) -> None:
+    low, high = REGRET_SHOWN
+    policies = policy_order(rows)
+    points = sorted(rows["point"].unique())
+    colours = dict(zip(points, sns.color_palette("viridis", len(points))))
+    beyond: dict[tuple[int, bool], list] = {}  # (row, right side) -> [(value, colour)]
+    for j, point in enumerate(points):
+        at = rows[rows["point"] == point].set_index("policy").reindex(policies)
+        y = np.arange(len(policies)) + 0.5 * (j - (len(points) - 1) / 2) / len(points)
+        value = at["regret"].to_numpy(float)
+        err = np.nan_to_num(np.array([value - at["regret_low"].to_numpy(float),
+                                      at["regret_high"].to_numpy(float) - value]))
+        inside = (value >= low) & (value <= high)
+        contended = bool(at["contended"].dropna().any())
+        colour = colours[point]
+        ax.errorbar(value[inside], y[inside], xerr=err[:, inside], fmt="o", ms=5, color=colour, capsize=2,
+                    elinewidth=0.9, mfc=colour if contended else "white",
+                    label=_number(point) + (" (contended)" if contended else ""))
+        for i in np.flatnonzero(~inside & np.isfinite(value)):
+            beyond.setdefault((int(i), bool(value[i] > high)), []).append((value[i], colour))
+    for (i, right), values in beyond.items():
+        edge, step = (high, -1) if right else (low, 1)
+        ax.plot([edge], [i], marker=">" if right else "<", ms=6, color="0.3", ls="none")
+        offset = 7
+        for value, colour in values:
+            text = f"{value:.1f}"
+            ax.annotate(text, (edge, i), xytext=(step * offset, 0), textcoords="offset points", fontsize=7,
+                        va="center", ha="right" if right else "left", color=colour)
+            offset += 4.3 * len(text) + 4
+    ax.axvline(0.0, color="black", ls="--", lw=1, label="0: oracle (upper bound)")
+    ax.axvline(1.0, color="0.5", ls=":", lw=1, label="1: fifo")
+    ax.set_yticks(np.arange(len(policies)), policies)
+    ax.set_ylim(len(policies) - 0.5, -0.5)
+    ax.set_xlim(low - 0.05, high + 0.05)
+    ax.grid(axis="x", alpha=0.3)
+    swept = SWEEP_NAMES.get(rows["sweep"].iloc[0], rows["sweep"].iloc[0])
+    ax.legend(title=swept, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False, fontsize=8,
+              title_fontsize=8)
 
 
 def _legend_beside(fig: plt.Figure, handles, labels, title: str, legend_title: str) -> plt.Figure:

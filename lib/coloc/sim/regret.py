@@ -27,9 +27,10 @@ def regret_table(summary: pd.DataFrame, metric: str = "jct_mean", bound: str = "
     (mean - bound's mean) / (baseline's mean - bound's mean), means over seeds of `metric`. 0: as good as the
     bound (`oracle`, coloc's rule on the measured pairs); 1: no better than the baseline (`fifo`). The bound and
     baseline read no predictions, so their runs under any protocol are pooled (a seed's runs averaged). A point
-    lacking either is left out. Its 95% interval is Fieller's for the ratio of the paired means of (policy -
-    bound) and (baseline - bound) over the seeds all three ran (coloc.stats.ratio_ci; each seed is one job mix,
-    the same for every policy); NaN with fewer than two seeds or a baseline not distinguishable from the bound.
+    lacking either is left out; where the baseline's mean equals the bound's (nothing to gain) the regret is NaN.
+    Its 95% interval is Fieller's for the ratio of the paired means of (policy - bound) and (baseline - bound)
+    over the seeds all three ran (coloc.stats.ratio_ci; each seed is one job mix, the same for every policy);
+    NaN with fewer than two seeds or a baseline not distinguishable from the bound.
     Columns: the keys, `policy`, `protocol`, `kind` (where the summary has it), `seeds`, `mean`, `bound_mean`,
     `baseline_mean`, `regret`, `regret_low`, `regret_high`."""
     keys = list(keys)
@@ -55,7 +56,8 @@ def regret_table(summary: pd.DataFrame, metric: str = "jct_mean", bound: str = "
         mine = part.groupby("seed")[metric].mean()
         row.update(seeds=int(part["seed"].nunique()), mean=float(mine.mean()), bound_mean=float(ref[bound].mean()),
                    baseline_mean=float(ref[baseline].mean()))
-        row["regret"] = (row["mean"] - row["bound_mean"]) / (row["baseline_mean"] - row["bound_mean"])
+        gap = row["baseline_mean"] - row["bound_mean"]
+        row["regret"] = (row["mean"] - row["bound_mean"]) / gap if gap != 0.0 else math.nan  # fifo as good as the bound
         row["regret_low"], row["regret_high"] = _regret_interval(mine, ref[bound], ref[baseline])
         rows.append(row)
     columns = [*keys, "policy", "protocol", *(["kind"] if "kind" in summary.columns else []), "seeds", "mean",
