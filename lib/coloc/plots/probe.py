@@ -35,9 +35,11 @@ def jct_against_k(table: pd.DataFrame, title: str) -> plt.Figure:
     line = "coloc-probe (k probes per new job; k = 0: coloc without probes)"
     left.errorbar(probes["k"], probes["jct_mean"] / HOURS, yerr=_errors(probes, "jct_mean", "jct_low", "jct_high",
                                                                         1 / HOURS), marker="o", capsize=3, label=line)
-    for row in probes.itertuples():
+    last = probes["k"].max()
+    for row in probes.itertuples():  # the last k's label below its point, to its left: inside the panel
         left.annotate(f"{row.probe_gpu_s / HOURS:.1f} GPU-h of probes", (row.k, row.jct_mean / HOURS),
-                      textcoords="offset points", xytext=(4, 6), fontsize=7)
+                      textcoords="offset points", xytext=(-4, -12) if row.k == last else (4, 6), fontsize=7,
+                      ha="right" if row.k == last else "left")
     right.errorbar(probes["k"], 100 * probes["change_vs_k0"], yerr=_errors(probes, "change_vs_k0", "change_low",
                                                                           "change_high", 100), marker="o", capsize=3)
     for row in others.itertuples():
