@@ -136,6 +136,17 @@ def test_a_utilization_file_given_but_missing_is_an_error_for_a_policy_that_read
         experiment.load_predictions(run_config("horus"), norm, missing)
 
 
+def test_a_policy_naming_its_protocol_reads_only_that_protocols_file(tmp_path):
+    folder = tmp_path / "gavel"
+    folder.mkdir()
+    for protocol in ("lofo", "random5"):
+        frame([("v100", "a", "b", "p", 0, 0.5, 0.7, 0.0, 0.0)]).to_parquet(folder / f"{protocol}.parquet")
+    config = run_config("coloc@random5", protocol="random5")
+    assert experiment.load_predictions(config, folder / "random5.parquet", "").has_norm()
+    with pytest.raises(ValueError, match=r"'coloc@random5' reads 'random5' predictions, but its norm file .*lofo.parquet"):
+        experiment.load_predictions(config, folder / "lofo.parquet", "")
+
+
 def test_predictor_parameters_reach_the_summary_row():
     solo, pairs = tables(ABC)
     rows = frame([(d, a, b, "p", 0, na, nb, 0.0, 0.0) for (a, b), (na, nb) in ABC.items() for d in ["v100"]])

@@ -91,7 +91,9 @@ def load_predictions(config: RunConfig, predictions_path: str | Path | None,
     """The out-of-fold predictions a predictive policy reads (None for the others).
 
     A file the policy needs must exist; a file it can use (e.g. isacpp's utilization) is read when
-    a path is given, and a path given that does not exist is an error, not a silent fallback.
+    a path is given, and a path given that does not exist is an error, not a silent fallback. A policy naming
+    its protocol ('coloc@random5') reads only files named after it (the predictors stage's
+    ``<protocol>.parquet``), so that a run is never labelled with one protocol and fed another's.
     """
     name = parse_policy(config.policy)[0]
     declared = policies.info(name)
@@ -106,6 +108,9 @@ def load_predictions(config: RunConfig, predictions_path: str | Path | None,
             role = "needs" if required else "is given, and would use,"
             raise FileNotFoundError(f"policy {config.policy!r} {role} the out-of-fold {what} predictions file "
                                     f"{str(path or '')!r}, which does not exist")
+        if "@" in config.policy and Path(path).stem != config.protocol:
+            raise ValueError(f"policy {config.policy!r} reads {config.protocol!r} predictions, but its {what} file "
+                             f"{str(path)!r} is not <folder>/{config.protocol}.parquet")
         chosen[what] = path
     return Predictions.from_files(chosen.get("norm"), chosen.get("util"), config.predictor_norm or None,
                                   config.predictor_util or None, seed=config.seed)
