@@ -166,9 +166,9 @@ def cross_problems(config: dict) -> list[str]:
     * Each scenario spec (:func:`_scenario_problems`): its policies (``<policy>[~<predictor>][@<protocol>]``)
       are registered (:func:`coloc.policies.names`); a ``~predictor`` names a pair predictor on a policy that
       reads pair predictions, a utilization predictor on one that reads utilization only (horus), and
-      nothing else; an ``@protocol`` goes only on a policy that reads predictions; its cluster parses and has only Gavel's device types;
-      its swept key suits its trace (load: philly, poisson; interval_s: testbed; gpus: a cluster of one
-      device type); its headline is one of the sweep's points.
+      nothing else; an ``@protocol`` goes only on a policy that reads predictions; its cluster parses and
+      has only Gavel's device types; its swept key suits its trace (load: philly, poisson; interval_s:
+      testbed; gpus: a cluster of one device type); its headline is one of the sweep's points.
     * ``simulation.predictor_norm`` is a registered pair predictor, ``simulation.predictor_util`` a
       utilization predictor, ``simulation.protocol`` (and each ``@protocol``) one of ``predictors.protocols``.
       Each predictor a simulated policy reads is configured in the predictors stage and runs under the

@@ -108,7 +108,8 @@ def regret_report(summary: pd.DataFrame, metric: str = "jct_mean", bound: str = 
 
 def figure_title(summary: pd.DataFrame) -> str:
     """What the regret figure shows and where its numbers come from: truth, clusters, protocols, predictors."""
-    clusters = "; ".join(f"{s} {c}" for s, c in summary.drop_duplicates("scenario")[["scenario", "cluster"]].itertuples(index=False))
+    firsts = summary.drop_duplicates("scenario")
+    clusters = "; ".join(f"{s} {c}" for s, c in zip(firsts["scenario"], firsts["cluster"]))
     read = summary[summary["kind"] == "predictive"] if "kind" in summary.columns else summary
     protocols = ", ".join(sorted(p for p in read["protocol"].dropna().unique() if p)) or "none"
     norm = ", ".join(sorted(p for p in read.get("predictor_norm", pd.Series(dtype=str)).dropna().unique() if p)) or "-"
