@@ -229,7 +229,8 @@ def sweep(summary: pd.DataFrame, metrics=tuple(SWEEP_METRICS), title: str = "") 
     kinds = dict(zip(summary["policy"], summary["kind"]))
     colours = palette(order)
     swept = SWEEP_NAMES.get(summary["sweep"].iloc[0], summary["sweep"].iloc[0])
-    fig, axes = plt.subplots(1, len(metrics) + 1, figsize=(4.3 * (len(metrics) + 1), 3.9), squeeze=False)
+    height = max(3.9, 0.3 * (len(order) + 3))  # the legend beside the panels: a line per policy, none cut off
+    fig, axes = plt.subplots(1, len(metrics) + 1, figsize=(4.3 * (len(metrics) + 1), height), squeeze=False)
     axes = axes[0]
     for ax, metric in zip(axes, metrics):
         scale = 3600.0 if metric in HOURS else 1.0
