@@ -108,6 +108,20 @@ def test_a_predictor_the_simulation_reads_must_be_made_by_the_predictors_stage()
             "(predictors.models.egat.protocols), not simulation.protocol 'lofo'") in message
 
 
+def test_a_policys_at_protocol_is_checked_against_the_stage_and_the_predictor_it_reads():
+    config = merged(DEFAULT, on_poisson(policies=["coloc@random5", "coloc@lojo", "fifo@random5",
+                                                   "isacpp~egat-profiled@random5"]))
+    with pytest.raises(cfg.ConfigError) as err:
+        cfg.check(config, SCHEMA)
+    message = str(err.value)
+    assert "coloc@random5" not in message  # egat runs under random5
+    assert ("simulation.scenario_specs.poisson.policies[1]: protocol 'lojo' of 'coloc@lojo' is not among "
+            "predictors.protocols") in message
+    assert "policies[2]: policy 'fifo' reads no predictions, so '@random5' would be ignored" in message
+    assert ("policies[3]: predictor 'egat-profiled' runs only under protocols ['lofo'] "
+            "(predictors.models.egat-profiled.protocols), not protocol 'random5'") in message
+
+
 def test_the_simulation_protocol_must_be_one_the_predictors_stage_runs():
     message = mistakes({"simulation": {"protocol": "lojo"}})
     assert (f"simulation.protocol: 'lojo' is not among predictors.protocols {DEFAULT['predictors']['protocols']}, "

@@ -58,6 +58,15 @@ def test_dry_run_refuses_a_simulation_protocol_the_predictors_stage_does_not_mak
 
 
 @pytest.mark.slow
+def test_a_policy_naming_its_protocol_reads_that_protocols_predictions(tmp_path):
+    result = snakemake(tmp_path, {}, "-n", "-p", "results/sim/poisson/coloc@random5/summary.parquet")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    job = result.stdout[result.stdout.index("rule simulate:"):]
+    job = job[:job.index("papermill")]
+    assert "data/processed/predictions/gavel/random5.parquet" in job and "gavel/lofo.parquet" not in job
+
+
+@pytest.mark.slow
 def test_an_edited_raw_file_is_refused_before_any_rule_runs(tmp_path, mirror):
     """Snakemake runs no download for a file that exists: an edited philly.csv would reach the tables."""
     raw = tmp_path / "data" / "raw" / "philly" / "philly.csv"

@@ -165,3 +165,35 @@ def test_on_lucids_data_the_figures_show_the_measured_utilization_and_name_the_3
                                      ps.policy_order(rows), dict(zip(rows["policy"], rows["kind"])))
     assert not [line for ax in gavel.axes for line in ax.get_lines() if line.get_linestyle() == ":"]
     plt.close(gavel)
+
+
+def regret_rows():
+    rows = []
+    for scenario, points, busy in (("a", (1.0, 2.0), (0.5, 0.9)), ("b", (4.0,), (0.95,))):
+        for point, share in zip(points, busy):
+            for policy, kind, value in (("coloc", "predictive", 0.2), ("coloc@random5", "predictive", 0.1),
+                                        ("gandiva", "baseline", 3.5), ("sjf", "oracle", -0.2)):
+                rows.append({"scenario": scenario, "sweep": "load", "point": point, "policy": policy, "protocol": "lofo",
+                             "kind": kind, "regret": value, "regret_low": value - 0.1, "regret_high": value + 0.1,
+                             "baseline_busy_share": share, "contended": share >= 0.8})
+    return pd.DataFrame(rows)
+
+
+def test_the_regret_figure_has_a_panel_per_scenario_the_deployable_policies_and_the_bounds_marked():
+    fig = ps.regret(regret_rows(), title="truth: Gavel; test")
+    a, b = fig.axes[:2]
+    assert [t.get_text() for t in a.get_yticklabels()] == ["gandiva", "coloc", "coloc@random5"]  # baselines first; no oracle kind
+    assert a.get_title(loc="left") == "a" and b.get_title(loc="left") == "b"
+    bounds = {line.get_xdata()[0] for line in a.get_lines() if line.get_linestyle() in ("--", ":")}
+    assert bounds == {0.0, 1.0}
+    labels = [t.get_text() for t in a.get_legend().get_texts()]
+    assert labels == ["0: oracle (upper bound)", "1: fifo", "1", "2 (contended)"]
+    assert [t.get_text() for t in a.texts] == ["3.5", "3.5"]  # beyond the axis: at its edge, a value per point
+    assert a.get_xlim()[1] < 3.5
+    hollow = [line for line in a.get_lines() if line.get_marker() == "o" and line.get_markerfacecolor() == "white"]
+    assert len(hollow) == 1  # the uncontended point
+
+
+def test_the_regret_figure_says_when_no_point_has_the_bound_and_fifo():
+    fig = ps.regret(regret_rows().iloc[:0], title="t")
+    assert "regret is undefined" in fig.axes[0].texts[0].get_text()

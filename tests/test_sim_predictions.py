@@ -6,7 +6,7 @@ import pytest
 from sim_cases import ABC, tables, trace, truth_abc
 
 from coloc.sim import Predictions, experiment
-from coloc.sim.experiment import parse_policy
+from coloc.sim.experiment import parse_policy, protocol_of
 from coloc.sim.predictions import TOLERANCE
 
 
@@ -75,6 +75,16 @@ def test_on_a_policy_that_reads_utilization_only_the_tilde_names_the_utilization
     assert parse_policy("horus", "egat", "horus") == ("horus", "egat", "horus")
 
 
+def test_an_at_suffix_names_the_protocol_of_the_predictions_read():
+    assert parse_policy("coloc@random5", "egat", "horus") == ("coloc", "egat", "horus")
+    assert parse_policy("coloc~lgbm@random5", "egat", "horus") == ("coloc", "lgbm", "horus")
+    assert parse_policy("horus~horus-implied@random5", "egat", "horus") == ("horus", "egat", "horus-implied")
+    assert protocol_of("coloc-online@random5", "lofo") == "random5"
+    assert protocol_of("coloc~lgbm", "lofo") == "lofo"
+    with pytest.raises(ValueError, match="an '@' names a protocol"):
+        protocol_of("coloc@", "lofo")
+
+
 @pytest.mark.parametrize("column, value", [("pred_norm_a", -0.2), ("pred_norm_b", 0.0), ("pred_norm_a", 2.5),
                                            ("pred_norm_b", math.inf), ("pred_std_a", -0.1)])
 def test_absurd_predictions_are_refused_naming_file_predictor_pair_and_value(tmp_path, column, value):
@@ -124,6 +134,17 @@ def test_a_utilization_file_given_but_missing_is_an_error_for_a_policy_that_read
     assert experiment.load_predictions(run_config("fifo"), norm, missing) is None     # fifo reads neither
     with pytest.raises(FileNotFoundError, match="'horus' needs the out-of-fold util"):
         experiment.load_predictions(run_config("horus"), norm, missing)
+
+
+def test_a_policy_naming_its_protocol_reads_only_that_protocols_file(tmp_path):
+    folder = tmp_path / "gavel"
+    folder.mkdir()
+    for protocol in ("lofo", "random5"):
+        frame([("v100", "a", "b", "p", 0, 0.5, 0.7, 0.0, 0.0)]).to_parquet(folder / f"{protocol}.parquet")
+    config = run_config("coloc@random5", protocol="random5")
+    assert experiment.load_predictions(config, folder / "random5.parquet", "").has_norm()
+    with pytest.raises(ValueError, match=r"'coloc@random5' reads 'random5' predictions, but its norm file .*lofo.parquet"):
+        experiment.load_predictions(config, folder / "lofo.parquet", "")
 
 
 def test_predictor_parameters_reach_the_summary_row():

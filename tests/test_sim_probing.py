@@ -79,7 +79,8 @@ def test_a_stated_share_of_jobs_is_drawn_from_the_new_families():
 
 SPEC = {"trace": {"source": "poisson", "n_jobs": 60, "median_duration_s": 600, "duration_sigma": 1.0,
                   "gpu_mix": {"1": 3, "2": 1}},
-        "cluster": "v100:4", "gpus_per_node": 4, "policies": ["coloc-probe", "coloc", "oracle"], "seeds": [0],
+        "cluster": "v100:4", "gpus_per_node": 4, "policies": ["coloc-probe", "coloc-online", "coloc", "oracle"],
+        "seeds": [0],
         "sweep": {"load": [1.5]}, "headline": 1.5}
 PROBING = {"new_families": ["lm"], "new_share": 0.4, "probe_s": 30.0, "predictor": "p", "seen_protocol": "random5"}
 SHARED = {"reference_device": "v100", "max_jobs_per_gpu": 2, "restart_cost_s": 30.0}
@@ -90,12 +91,14 @@ def test_every_job_of_a_new_family_pays_k_probes_and_the_lines_are_labelled(gave
     seen = flat_predictions(pairs, 0.7)
     mixes = {k: probing.probe_predictions(flat_predictions(pairs, 0.5), seen, pairs, ["lm"], k, "p") for k in (0, 2)}
     jobs, summary = probing.run_point(SPEC, PROBING, SHARED, solo, pairs, mixes, seen, seed=0, load=1.5)
-    assert list(summary["policy"]) == ["coloc-probe k=0", "coloc-probe k=2", "coloc, every family seen",
+    online = "coloc-online, no probes (learns the pairs it runs)"
+    assert list(summary["policy"]) == ["coloc-probe k=0", "coloc-probe k=2", online, "coloc, every family seen",
                                        "oracle (upper bound)"]
-    assert list(summary["kind"]) == ["predictive", "predictive", "predictive", "oracle"]
+    assert list(summary["kind"]) == ["predictive", "predictive", "predictive", "predictive", "oracle"]
+    assert summary.set_index("policy").loc[online, "prediction_source"].startswith("lofo-probe-0, no probes")
     run = jobs[jobs["policy"] == "coloc-probe k=2"]
     new_gpus = int(run.loc[run["new_family"], "num_gpus"].sum())
-    assert 0 < new_gpus and summary["probe_gpu_s"].tolist() == [0.0, 2 * 30.0 * 3 * new_gpus, 0.0, 0.0]  # 3 device types
+    assert 0 < new_gpus and summary["probe_gpu_s"].tolist() == [0.0, 2 * 30.0 * 3 * new_gpus, 0.0, 0.0, 0.0]  # 3 device types
     assert summary["new_jobs"].iloc[0] == pytest.approx(run["new_family"].mean())
     table = probing.jct_against_k(summary)
     assert set(table["k"].dropna()) == {0, 2} and (table["seeds"] == 1).all()

@@ -163,18 +163,19 @@ def cross_problems(config: dict) -> list[str]:
     """Mistakes between the sections of a config the schema accepts (empty if none).
 
     * ``simulation.scenarios``: each has a spec in ``simulation.scenario_specs``.
-    * Each scenario spec (:func:`_scenario_problems`): its policies (``<policy>`` or
-      ``<policy>~<predictor>``) are registered (:func:`coloc.policies.names`); a ``~predictor`` names a
-      pair predictor on a policy that reads pair predictions, a utilization predictor on one that reads
-      utilization only (horus), and nothing else; its cluster parses and has only its dataset's device types
-      (Gavel's K80/P100/V100; Lucid's RTX 3090 for ``dataset: lucid``);
-      its swept key suits its trace (load: philly, poisson; interval_s: testbed; gpus: a cluster of one
-      device type); its headline is one of the sweep's points.
+    * Each scenario spec (:func:`_scenario_problems`): its policies (``<policy>[~<predictor>][@<protocol>]``)
+      are registered (:func:`coloc.policies.names`); a ``~predictor`` names a pair predictor on a policy that
+      reads pair predictions, a utilization predictor on one that reads utilization only (horus), and
+      nothing else; an ``@protocol`` goes only on a policy that reads predictions; its cluster parses and has
+      only its dataset's device types (Gavel's K80/P100/V100; Lucid's RTX 3090 for ``dataset: lucid``); its
+      swept key suits its trace (load: philly, poisson; interval_s: testbed; gpus: a cluster of one device
+      type); its headline is one of the sweep's points.
     * ``simulation.predictor_norm`` is a registered pair predictor, ``simulation.predictor_util`` a
-      utilization predictor, ``simulation.protocol`` one of ``predictors.protocols``. Each predictor
-      a simulated policy reads (the scenario's own ``predictor_norm`` / ``predictor_util`` where it sets them)
-      is configured in the predictors stage, runs under that protocol and, for its scenario's dataset, is among
-      that dataset's models and protocols (``predictors.dataset_models`` / ``dataset_protocols``).
+      utilization predictor, ``simulation.protocol`` (and each ``@protocol``) one of ``predictors.protocols``.
+      Each predictor a simulated policy reads (the scenario's own ``predictor_norm`` / ``predictor_util`` where
+      it sets them) is configured in the predictors stage, runs under the protocol the policy reads and, for
+      its scenario's dataset, is among that dataset's models and protocols (``predictors.dataset_models`` /
+      ``dataset_protocols``).
     * The predictors stage's models: registered, with options the model accepts
       (``coloc.predict.check_options``), ``seeds`` and ``protocols`` the stage's.
     * ``profiling.sets`` (:func:`_profiling_problems`): each of ``profiling.workloads``, none twice, none
@@ -364,21 +365,25 @@ def _model_sections(pred: dict) -> dict[str, tuple[str, dict]]:
 
 
 def _policy_problems(where: str, entry: str) -> list[str]:
-    """A scenario's policy entry '<policy>' or '<policy>~<predictor>' against the registries."""
+    """A scenario's policy entry '<policy>[~<predictor>][@<protocol>]' against the registries."""
     from coloc import policies
 
     known, problems = policies.names(), []
-    name, _, predictor = entry.partition("~")
+    rest, at, protocol = entry.partition("@")
+    name, _, predictor = rest.partition("~")
     if name not in known:
         return [f"{where}: unknown policy {name!r} in {entry!r}; known: {known}"]
     kind = _override_kind(name)
+    readers = [p for p in known if _override_kind(p)]
     if predictor and kind is None:
-        readers = [p for p in known if _override_kind(p)]
         problems.append(f"{where}: policy {name!r} reads no predictions a '~' can choose, so '~{predictor}' would "
                         f"be ignored; a predictor goes only with {readers}")
     elif predictor and predictor not in predictor_names(kind):
         what = "pair" if kind == "pair" else "utilization"
         problems.append(f"{where}: unknown {what} predictor {predictor!r} in {entry!r}; known: {predictor_names(kind)}")
+    if at and kind is None:
+        problems.append(f"{where}: policy {name!r} reads no predictions, so '@{protocol}' would be ignored; a "
+                        f"protocol goes only with {readers}")
     return problems
 
 
@@ -404,41 +409,52 @@ def _simulation_problems(sim: dict, pred: dict) -> list[str]:
             if key in spec and spec[key] not in predictor_names(kind):
                 problems.append(f"simulation.scenario_specs.{scenario}.{key}: unknown {kind} predictor {spec[key]!r}; "
                                 f"known: {predictor_names(kind)}")
-    read = {}  # (kind, predictor, dataset) the simulated policies read -> where the config names it
+    read = {}  # (kind, predictor, dataset, protocol) the simulated policies read -> where the config names it
     for scenario in (s for s in sim["scenarios"] if s in sim["scenario_specs"]):
         spec = sim["scenario_specs"][scenario]
         dataset = spec.get("dataset", "gavel")
         norm, util = (spec.get(k, sim[k]) for k in ("predictor_norm", "predictor_util"))
-        at = {k: f"simulation.scenario_specs.{scenario}.{k}" if k in spec else f"simulation.{k}"
-              for k in ("predictor_norm", "predictor_util")}
+        named = {k: f"simulation.scenario_specs.{scenario}.{k}" if k in spec else f"simulation.{k}"
+                 for k in ("predictor_norm", "predictor_util")}
+        only = (pred.get("dataset_protocols") or {}).get(dataset)
+        missing = {}  # protocols its policies read that the dataset does not run (in order)
         for i, entry in enumerate(spec["policies"]):
-            name, _, predictor = entry.partition("~")
+            rest, at, own = entry.partition("@")
+            name, _, predictor = rest.partition("~")
             kinds = reads(name) if name in policies.names() else ()
             here = f"simulation.scenario_specs.{scenario}.policies[{i}]"
+            if at and kinds and own not in pred["protocols"]:
+                problems.append(f"{here}: protocol {own!r} of {entry!r} is not among predictors.protocols "
+                                f"{pred['protocols']}, so no predictions are made under it")
+                continue
+            used = own or protocol
             override = _override_kind(name) if kinds else None
             if "norm" in kinds:
-                read.setdefault(("pair", predictor or norm, dataset), here if predictor else at["predictor_norm"])
+                read.setdefault(("pair", predictor or norm, dataset, used),
+                                here if predictor or own else named["predictor_norm"])
             if "util" in kinds:
                 chosen = predictor if override == "util" and predictor else util
-                read.setdefault(("util", chosen, dataset), here if chosen != util else at["predictor_util"])
-        only = (pred.get("dataset_protocols") or {}).get(dataset)
-        if only is not None and protocol not in only and any(reads(p.partition("~")[0]) for p in spec["policies"]
-                                                             if p.partition("~")[0] in policies.names()):
+                read.setdefault(("util", chosen, dataset, used),
+                                here if chosen != util or own else named["predictor_util"])
+            if kinds and only is not None and used not in only:
+                missing.setdefault(used, None)
+        for used in missing:
+            source = "simulation.protocol" if used == protocol else "protocol"
             problems.append(f"simulation.scenario_specs.{scenario}: its policies read {dataset}'s predictions under "
-                            f"simulation.protocol {protocol!r}, which predictors.dataset_protocols.{dataset} {only} "
-                            f"does not run")
+                            f"{source} {used!r}, which predictors.dataset_protocols.{dataset} {only} does not run")
     sections = _model_sections(pred)
     dataset_models = pred.get("dataset_models") or {}
-    for (kind, name, dataset), where in read.items():
+    for (kind, name, dataset, used), where in read.items():
         section, models = sections[kind]
         if name not in predictor_names(kind):
             continue  # reported above
         if name not in models:
             problems.append(f"{where}: {kind} predictor {name!r} is not among predictors.{section} {sorted(models)}, "
                             f"so the predictors stage makes no predictions with it")
-        elif protocol not in models[name].get("protocols", [protocol]):
+        elif used not in models[name].get("protocols", [used]):
+            source = f"protocol {used!r}" if used != protocol else f"simulation.protocol {protocol!r}"
             problems.append(f"{where}: predictor {name!r} runs only under protocols {models[name]['protocols']} "
-                            f"(predictors.{section}.{name}.protocols), not simulation.protocol {protocol!r}")
+                            f"(predictors.{section}.{name}.protocols), not {source}")
         elif kind == "pair" and dataset in dataset_models and name not in dataset_models[dataset]:
             problems.append(f"{where}: pair predictor {name!r} is not among predictors.dataset_models.{dataset} "
                             f"{dataset_models[dataset]}, so {dataset} has no predictions of it")

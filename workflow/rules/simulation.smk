@@ -82,6 +82,10 @@ rule simulation_figures:
     output:
         [report(f"figures/sim/{scenario}/{figure}.png", caption=f"../report/sim_{figure}.rst", category="6 Simulation",
                 subcategory=scenario) for scenario in SIM["scenarios"] for figure in SIM_FIGURES],
+        regret=report("results/sim/regret.csv", caption="../report/sim_regret.rst", category="6 Simulation",
+                      subcategory="Regret"),
+        regret_figure=report("figures/sim/regret.png", caption="../report/sim_regret.rst", category="6 Simulation",
+                             subcategory="Regret"),
     params:
         settings=as_yaml({"scenarios": SIM["scenarios"],
                           "headlines": {s: SIM["scenario_specs"][s]["headline"] for s in SIM["scenarios"]}}),
@@ -96,7 +100,8 @@ rule simulation_figures:
     shell:
         "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
         "-p summary_path {input.summary:q} -p jobs_path {input.jobs:q} -p utilization_path {input.utilization:q} "
-        "-p figures_dir figures/sim -y {params.settings:q}"
+        "-p figures_dir figures/sim -p regret_out {output.regret:q} -p regret_figure_out {output.regret_figure:q} "
+        "-y {params.settings:q}"
 
 
 ALL_OUTPUTS.extend([rules.simulation_summary.output.summary, rules.simulation_summary.output.csv])

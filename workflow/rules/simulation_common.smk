@@ -8,7 +8,7 @@ SIM_FIGURES = ["policies", "jct_density", "utilization", "sweep"]  # figures/sim
 
 wildcard_constraints:
     scenario="[A-Za-z0-9_-]+",
-    policy="[A-Za-z0-9_~-]+",
+    policy="[A-Za-z0-9_~@-]+",
 
 
 def sim_runs(kind):
@@ -30,9 +30,10 @@ def sim_tables(wildcards):
 
 def sim_prediction_inputs(wildcards):
     """The out-of-fold prediction files of the scenario's dataset that the run's policy declares it reads ({} for
-    the others)."""
+    the others), under simulation.protocol or the policy's '@<protocol>'."""
     dataset = sim_dataset(wildcards)
-    return {kind: prediction_file(kind, dataset, SIM["protocol"]) for kind in experiment.prediction_files(wildcards.policy)}
+    protocol = experiment.protocol_of(wildcards.policy, SIM["protocol"])
+    return {kind: prediction_file(kind, dataset, protocol) for kind in experiment.prediction_files(wildcards.policy)}
 
 
 def sim_prediction_paths(wildcards):

@@ -2,7 +2,8 @@
 
 From :func:`coloc.sim.probing.jct_against_k`'s table, two panels: (left) coloc-probe's mean JCT over seeds
 at each k with its 95% interval (Student t), the GPU time its probes cost written at each point, next to
-coloc with every family seen (dotted) and the oracle (an upper bound, dashed); (right) the same runs as the
+coloc-online without probes (dash-dot: it learns from the pairs it runs), coloc with every family seen (dotted)
+and the oracle (an upper bound, dashed); (right) the same runs as the
 paired change of mean JCT against coloc without probes (k = 0) over the same seeds, with Fieller's 95%
 interval: the seeds' job mixes differ a lot, the pairing shows what the probes change.
 """
@@ -13,11 +14,13 @@ import numpy as np
 import pandas as pd
 
 HOURS = 3600.0
-STYLES = {"oracle": ("--", "black"), "other": (":", "grey")}
+STYLES = {"oracle": ("--", "black"), "coloc-online": ("-.", "tab:green"), "other": (":", "grey")}
 
 
 def _style(policy: str) -> tuple[str, str]:
-    return STYLES["oracle" if policy.startswith("oracle") else "other"]
+    """Line style and colour of a line without probes, by the policy its label starts with."""
+    name = next((key for key in STYLES if policy.startswith(key)), "other")
+    return STYLES[name]
 
 
 def _errors(frame: pd.DataFrame, mean: str, low: str, high: str, scale: float) -> list[np.ndarray]:
@@ -32,9 +35,11 @@ def jct_against_k(table: pd.DataFrame, title: str) -> plt.Figure:
     line = "coloc-probe (k probes per new job; k = 0: coloc without probes)"
     left.errorbar(probes["k"], probes["jct_mean"] / HOURS, yerr=_errors(probes, "jct_mean", "jct_low", "jct_high",
                                                                         1 / HOURS), marker="o", capsize=3, label=line)
-    for row in probes.itertuples():
+    last = probes["k"].max()
+    for row in probes.itertuples():  # the last k's label below its point, to its left: inside the panel
         left.annotate(f"{row.probe_gpu_s / HOURS:.1f} GPU-h of probes", (row.k, row.jct_mean / HOURS),
-                      textcoords="offset points", xytext=(4, 6), fontsize=7)
+                      textcoords="offset points", xytext=(-4, -12) if row.k == last else (4, 6), fontsize=7,
+                      ha="right" if row.k == last else "left")
     right.errorbar(probes["k"], 100 * probes["change_vs_k0"], yerr=_errors(probes, "change_vs_k0", "change_low",
                                                                           "change_high", 100), marker="o", capsize=3)
     for row in others.itertuples():

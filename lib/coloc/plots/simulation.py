@@ -10,7 +10,8 @@ Per scenario, from the gathered tables (coloc.sim.experiment; one row per run in
   the GPU utilization nvidia-smi measured (solo for a lone job, the pair's for two);
 * `sweep`: mean JCT and makespan against the swept value, with fifo's GPU busy share until the last
   job starts (is the cluster contended?);
-* `scheduling_delay`: one round's wall time against the queue length, log-log (ISACPP Fig. 16).
+* `scheduling_delay`: one round's wall time against the queue length, log-log (ISACPP Fig. 16);
+* `regret`: every deployable policy's regret against coloc's bound (coloc.sim.regret) per scenario and point.
 
 Titles carry the data source, cluster, devices and prediction protocol. Policies appear in the order of
 their kind (baselines, predictive policies, oracles); oracles are labelled upper bounds and hatched.
@@ -27,6 +28,7 @@ import seaborn as sns
 from matplotlib.lines import Line2D
 
 from coloc.policies import KINDS
+from coloc.sim.regret import CONTENDED
 from coloc.stats import mean_ci
 
 BAR_METRICS = {"jct_mean": "mean JCT (h)", "makespan": "makespan (h)",
@@ -35,7 +37,6 @@ MEASURED_UTIL = {"measured_util_mean": "nvidia-smi utilization\n(measured by Luc
 TRUTHS = {"gavel": "Gavel", "lucid": "Lucid's RTX 3090"}  # a summary's dataset -> the name its titles give it
 SWEEP_METRICS = {"jct_mean": "mean JCT (h)", "makespan": "makespan (h)"}
 HOURS = {"jct_mean", "jct_median", "jct_p90", "jct_p99", "makespan", "queue_delay_mean"}
-CONTENDED = 0.8  # fifo busy share from which a point counts as contended (queues form)
 SWEEP_NAMES = {"load": "load factor", "interval_s": "arrival interval (s)", "gpus": "GPUs"}
 
 
@@ -249,7 +250,8 @@ def sweep(summary: pd.DataFrame, metrics=tuple(SWEEP_METRICS), title: str = "") 
     kinds = dict(zip(summary["policy"], summary["kind"]))
     colours = palette(order)
     swept = SWEEP_NAMES.get(summary["sweep"].iloc[0], summary["sweep"].iloc[0])
-    fig, axes = plt.subplots(1, len(metrics) + 1, figsize=(4.3 * (len(metrics) + 1), 3.9), squeeze=False)
+    height = max(3.9, 0.3 * (len(order) + 3))  # the legend beside the panels: a line per policy, none cut off
+    fig, axes = plt.subplots(1, len(metrics) + 1, figsize=(4.3 * (len(metrics) + 1), height), squeeze=False)
     axes = axes[0]
     for ax, metric in zip(axes, metrics):
         scale = 3600.0 if metric in HOURS else 1.0
@@ -338,6 +340,75 @@ def scheduling_delay(table: pd.DataFrame, paper: dict[str, float] | None = None,
     handles, labels = axes[0][0].get_legend_handles_labels()
     _legend_beside(fig, handles, labels, title, "policy")
     return fig
+
+
+REGRET_SHOWN = (-0.5, 2.0)  # the regret axis; values beyond it are written at its edge, in their point's colour
+
+
+def regret(table: pd.DataFrame, title: str = "") -> plt.Figure:
+    """A panel per scenario: each deployable policy's regret (coloc.sim.regret.regret_report's table, oracle
+    kinds left out), baselines first, at every sweep point, a marker per point (filled where fifo's busy share
+    makes it contended, hollow where not) with its 95% interval; 0 is the bound (oracle, an upper bound), 1 is
+    fifo. A regret beyond the axis is written at the row's edge, in its point's colour, beside an arrow."""
+    shown = table[table["kind"] != "oracle"]
+    scenarios = list(dict.fromkeys(shown["scenario"]))
+    if not scenarios:  # no scenario ran both the oracle and fifo
+        fig, ax = plt.subplots(figsize=(8, 1.5))
+        ax.axis("off")
+        ax.text(0.5, 0.5, "no scenario point has runs of both oracle and fifo: regret is undefined", ha="center")
+        fig.suptitle(title, fontsize=9)
+        return fig
+    sizes = [shown.loc[shown["scenario"] == s, "policy"].nunique() for s in scenarios]
+    fig, axes = plt.subplots(len(scenarios), 1, figsize=(10, 0.32 * sum(sizes) + 1.3 * len(scenarios) + 0.8),
+                             gridspec_kw={"height_ratios": [n + 2 for n in sizes]}, squeeze=False)
+    for ax, scenario in zip(axes[:, 0], scenarios):
+        _regret_panel(ax, shown[shown["scenario"] == scenario])
+        ax.set_title(scenario, fontsize=10, loc="left")
+    axes[-1, 0].set_xlabel("regret = (mean JCT - oracle's) / (fifo's - oracle's); whiskers: 95% interval (Fieller, "
+                           "paired seeds)")
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def _regret_panel(ax, rows: pd.DataFrame) -> None:
+    low, high = REGRET_SHOWN
+    policies = policy_order(rows)
+    points = sorted(rows["point"].unique())
+    colours = dict(zip(points, sns.color_palette("viridis", len(points))))
+    beyond: dict[tuple[int, bool], list] = {}  # (row, right side) -> [(value, colour)]
+    for j, point in enumerate(points):
+        at = rows[rows["point"] == point].set_index("policy").reindex(policies)
+        y = np.arange(len(policies)) + 0.5 * (j - (len(points) - 1) / 2) / len(points)
+        value = at["regret"].to_numpy(float)
+        err = np.nan_to_num(np.array([value - at["regret_low"].to_numpy(float),
+                                      at["regret_high"].to_numpy(float) - value]))
+        inside = (value >= low) & (value <= high)
+        contended = bool(at["contended"].dropna().any())
+        colour = colours[point]
+        ax.errorbar(value[inside], y[inside], xerr=err[:, inside], fmt="o", ms=5, color=colour, capsize=2,
+                    elinewidth=0.9, mfc=colour if contended else "white",
+                    label=_number(point) + (" (contended)" if contended else ""))
+        for i in np.flatnonzero(~inside & np.isfinite(value)):
+            beyond.setdefault((int(i), bool(value[i] > high)), []).append((value[i], colour))
+    for (i, right), values in beyond.items():
+        edge, step = (high, -1) if right else (low, 1)
+        ax.plot([edge], [i], marker=">" if right else "<", ms=6, color="0.3", ls="none")
+        offset = 7
+        for value, colour in values:
+            text = f"{value:.1f}"
+            ax.annotate(text, (edge, i), xytext=(step * offset, 0), textcoords="offset points", fontsize=7,
+                        va="center", ha="right" if right else "left", color=colour)
+            offset += 4.3 * len(text) + 4
+    ax.axvline(0.0, color="black", ls="--", lw=1, label="0: oracle (upper bound)")
+    ax.axvline(1.0, color="0.5", ls=":", lw=1, label="1: fifo")
+    ax.set_yticks(np.arange(len(policies)), policies)
+    ax.set_ylim(len(policies) - 0.5, -0.5)
+    ax.set_xlim(low - 0.05, high + 0.05)
+    ax.grid(axis="x", alpha=0.3)
+    swept = SWEEP_NAMES.get(rows["sweep"].iloc[0], rows["sweep"].iloc[0])
+    ax.legend(title=swept, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False, fontsize=8,
+              title_fontsize=8)
 
 
 def _legend_beside(fig: plt.Figure, handles, labels, title: str, legend_title: str) -> plt.Figure:

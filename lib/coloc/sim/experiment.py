@@ -52,19 +52,29 @@ class RunConfig:
 
 
 def parse_policy(policy: str, default_norm: str = "", default_util: str = "") -> tuple[str, str, str]:
-    """'<name>~<predictor>' -> (name, pair predictor, utilization predictor).
+    """'<name>[~<predictor>][@<protocol>]' -> (name, pair predictor, utilization predictor).
 
     The '~' predictor replaces the pair predictor (default_norm), or, for a policy that reads
     utilization only (horus), the utilization predictor (default_util):
     'coloc~lgbm' -> ('coloc', 'lgbm', default_util); 'horus~horus-implied' -> ('horus', default_norm,
-    'horus-implied'); 'fifo' -> ('fifo', default_norm, default_util).
+    'horus-implied'); 'fifo' -> ('fifo', default_norm, default_util). An '@<protocol>' suffix is
+    :func:`protocol_of`'s.
     """
-    name, _, predictor = policy.partition("~")
+    name, _, predictor = policy.partition("@")[0].partition("~")
     if not predictor:
         return name, default_norm, default_util
     if overrides_util(name):
         return name, default_norm, predictor
     return name, predictor, default_util
+
+
+def protocol_of(policy: str, default: str) -> str:
+    """The protocol whose out-of-fold predictions a run of `policy` reads: the '@<protocol>' suffix of
+    '<name>[~<predictor>]@<protocol>' ('coloc@random5' -> 'random5'), else `default` (simulation.protocol)."""
+    _, at, protocol = policy.partition("@")
+    if at and not protocol:
+        raise ValueError(f"policy {policy!r}: an '@' names a protocol, e.g. 'coloc@random5'")
+    return protocol or default
 
 
 def overrides_util(name: str) -> bool:
@@ -83,7 +93,9 @@ def load_predictions(config: RunConfig, predictions_path: str | Path | None,
     """The out-of-fold predictions a predictive policy reads (None for the others).
 
     A file the policy needs must exist; a file it can use (e.g. isacpp's utilization) is read when
-    a path is given, and a path given that does not exist is an error, not a silent fallback.
+    a path is given, and a path given that does not exist is an error, not a silent fallback. A policy naming
+    its protocol ('coloc@random5') reads only files named after it (the predictors stage's
+    ``<protocol>.parquet``), so that a run is never labelled with one protocol and fed another's.
     """
     name = parse_policy(config.policy)[0]
     declared = policies.info(name)
@@ -98,6 +110,9 @@ def load_predictions(config: RunConfig, predictions_path: str | Path | None,
             role = "needs" if required else "is given, and would use,"
             raise FileNotFoundError(f"policy {config.policy!r} {role} the out-of-fold {what} predictions file "
                                     f"{str(path or '')!r}, which does not exist")
+        if "@" in config.policy and Path(path).stem != config.protocol:
+            raise ValueError(f"policy {config.policy!r} reads {config.protocol!r} predictions, but its {what} file "
+                             f"{str(path)!r} is not <folder>/{config.protocol}.parquet")
         chosen[what] = path
     return Predictions.from_files(chosen.get("norm"), chosen.get("util"), config.predictor_norm or None,
                                   config.predictor_util or None, seed=config.seed)
@@ -221,34 +236,4 @@ def policy_table(summary: pd.DataFrame) -> pd.DataFrame:
     keys = ["scenario", "sweep", "point", "cluster", "policy", "kind", "predictor_norm", "predictor_util"]
     table = summary.groupby(keys, as_index=False, sort=False)[SHOWN].mean()
     table.insert(len(keys), "seeds", summary.groupby(keys, sort=False)["seed"].nunique().to_numpy())
-    return table
-
-
-def regret_table(summary: pd.DataFrame, metric: str = "jct_mean", bound: str = "oracle", baseline: str = "fifo",
-                 keys=("scenario", "point")) -> pd.DataFrame:
-    """Regret of every policy against the upper bound, per scenario point and prediction protocol:
-    (mean - bound's mean) / (baseline's mean - bound's mean), means over seeds of `metric`. 0: as good as the
-    bound (`oracle`, coloc's rule on the measured pairs); 1: no better than the baseline (`fifo`). The bound and
-    baseline read no predictions, so their runs under any protocol are pooled. A point lacking either is left out.
-    Columns: the keys, `policy`, `protocol`, `seeds`, `mean`, `bound_mean`, `baseline_mean`, `regret`."""
-    keys = list(keys)
-    missing = [c for c in (*keys, "policy", "protocol", "seed", metric) if c not in summary.columns]
-    if missing:
-        raise ValueError(f"regret_table: the summary lacks columns {missing}; expected a sim summary table")
-    ref = {}
-    for name in (bound, baseline):
-        rows = summary[summary["policy"] == name]
-        if rows.empty:
-            raise ValueError(f"regret_table: no runs of {name!r}; have {sorted(summary['policy'].unique())}")
-        ref[name] = rows.groupby(keys)[metric].mean()
-    others = summary[~summary["policy"].isin([bound, baseline])]
-    grouped = others.groupby([*keys, "policy", "protocol"], sort=True)
-    table = grouped[metric].mean().rename("mean").to_frame()
-    table.insert(0, "seeds", grouped["seed"].nunique())
-    table = table.reset_index()
-    at = pd.MultiIndex.from_frame(table[keys]) if len(keys) > 1 else pd.Index(table[keys[0]])
-    table["bound_mean"] = ref[bound].reindex(at).to_numpy()
-    table["baseline_mean"] = ref[baseline].reindex(at).to_numpy()
-    table = table.dropna(subset=["bound_mean", "baseline_mean"]).reset_index(drop=True)
-    table["regret"] = (table["mean"] - table["bound_mean"]) / (table["baseline_mean"] - table["bound_mean"])
     return table

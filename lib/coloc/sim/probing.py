@@ -3,7 +3,11 @@
 A scenario where a stated share of the jobs (`new_share`) belong to families the predictor was not
 trained on (`new_families`). coloc-probe (coloc.policies.coloc_probe) runs k probes of every such
 job before placing it and schedules with probe-informed predictions; this module builds what it
-reads and runs it for every k next to coloc without probes and the oracle (an upper bound).
+reads and runs it for every k next to coloc-online (no probes; it observes, for free, the factors of the
+pairs it runs and refines its predictions from them: coloc.policies.coloc_online), coloc with every family
+seen and the oracle (an upper bound). Observe or probe: probing pays GPU time before a new job runs and
+learns its pairs next to reference co-runners; observing pays nothing up front but learns only from the
+pairs it forms, some of them bad.
 
 What the policy reads for k probes (:func:`probe_predictions`), one row per unordered pair:
 * a pair with a job of a new family: the out-of-fold prediction of ``lofo-probe-<k>`` (the predictors
@@ -140,13 +144,16 @@ def with_new_share(trace: pd.DataFrame, workloads, new_families, share: float, s
     return out
 
 
-LINES = {"coloc-probe": "coloc-probe k={k}", "coloc": "coloc, every family seen", "oracle": "oracle (upper bound)"}
+LINES = {"coloc-probe": "coloc-probe k={k}", "coloc-online": "coloc-online, no probes (learns the pairs it runs)",
+         "coloc": "coloc, every family seen", "oracle": "oracle (upper bound)"}
 
 
 def _runs(spec: dict, probing: dict, mixes: dict, seen_preds: pd.DataFrame, seed: int) -> list[tuple]:
     """(label, policy, k, predictions) of each run, from the scenario's policies: ``coloc-probe`` once per k
-    (its probe-informed predictions), ``coloc`` with every family seen (the seen protocol's predictions for
-    all pairs: what probing can at best reach), ``oracle`` (the measured pairs, an upper bound)."""
+    (its probe-informed predictions), ``coloc-online`` on what coloc-probe reads with k = 0 (no probe: the new
+    families' pairs predicted by ``lofo``), observing for free the pairs it runs, ``coloc`` with every family
+    seen (the seen protocol's predictions for all pairs: what probing can at best reach), ``oracle`` (the
+    measured pairs, an upper bound)."""
     unknown = [p for p in spec["policies"] if p not in LINES]
     if unknown:
         raise ValueError(f"probe scenario: policies {unknown}; expected among {list(LINES)}")
@@ -157,6 +164,10 @@ def _runs(spec: dict, probing: dict, mixes: dict, seen_preds: pd.DataFrame, seed
                       Predictions.from_frames(mixes[k], None, predictor, None, seed=seed,
                                               source=f"{probe_protocol(k)} + {k} probes, seen: {probing['seen_protocol']}"))
                      for k in sorted(mixes)]
+        elif name == "coloc-online":
+            runs.append((LINES[name], name, np.nan, Predictions.from_frames(
+                mixes[0], None, predictor, None, seed=seed,
+                source=f"{probe_protocol(0)}, no probes (observed pairs online), seen: {probing['seen_protocol']}")))
         elif name == "coloc":
             runs.append((LINES[name], name, np.nan, Predictions.from_frames(
                 seen_preds, None, predictor, None, source=f"{probing['seen_protocol']} (every family seen)", seed=seed)))

@@ -131,7 +131,7 @@ def run_config(policy: str, spec: Mapping, settings: Mapping, point: Point) -> e
         trace=source, policy=policy, seed=point.seed, cluster=cluster_at(spec["cluster"], gpus),
         load=float(load), interval_s=float(interval), reference_device=settings["reference_device"],
         gpus_per_node=int(spec["gpus_per_node"]), max_jobs_per_gpu=int(settings["max_jobs_per_gpu"]),
-        restart_cost_s=float(settings["restart_cost_s"]), protocol=settings["protocol"],
+        restart_cost_s=float(settings["restart_cost_s"]), protocol=experiment.protocol_of(policy, settings["protocol"]),
         predictor_norm=norm, predictor_util=util, dataset=dataset_of(spec))
 
 
