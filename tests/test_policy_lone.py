@@ -4,7 +4,7 @@ import random
 import numpy as np
 import pytest
 
-from coloc.policies.lone import best_lone_gpu, direction, least_of_flat_pieces, piece_floors
+from coloc.policies.lone import best_lone_gpu, best_rise_fall_gpu, direction, least_of_flat_pieces, piece_floors
 from coloc.policies.stages import pair_score, resource_contention, throughput_contention
 from coloc.sim.cluster import GpuGroup
 from coloc.sim.job import RUNNING, Job
@@ -32,11 +32,10 @@ def elementwise(scalar):
     return score
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_isacpp_pair_search_equals_scoring_every_gpu(seed):
-    """ISACPP's pair score (stages.pair_score) rises with the resident's remaining time below the point where both
-    would end together and falls above it (the proof: Isacpp._lone_pair); the search on those directions finds what
-    scoring every GPU finds, ties included, over norms below and above 1 and contentions of either form."""
+def isacpp_pair_case(seed: int):
+    """A group of 60 one-job GPUs (3 outside the order, many exact ties) at `now`, and ISACPP's pair score of a new
+    job next to each, over norms below and above 1 and contentions of either form (rounded on 2 seeds in 3: the
+    scores stay monotone but tie across different times): (group, remaining, score, split, ends, now)."""
     random.seed(seed)
     now, speed = 1000.0 * seed, random.choice([0.5, 1.0, 2.3])
     pool = [random.uniform(1.0, 5000.0) for _ in range(8)]  # few distinct times: many exact ties
@@ -51,7 +50,7 @@ def test_isacpp_pair_search_equals_scoring_every_gpu(seed):
     else:
         c_new, c_old = (resource_contention([tuple(random.uniform(0.2, 2.0) for _ in range(3))]) for _ in "ab")
     t_new = random.uniform(1.0, 4000.0)
-    digits = seed % 3  # rounded scores stay monotone but tie across different times
+    digits = seed % 3
 
     @elementwise
     def score(t_old):
@@ -63,10 +62,57 @@ def test_isacpp_pair_search_equals_scoring_every_gpu(seed):
         return job.remaining_at(now) / job.speed
 
     assert direction(c_new) == 1 and -direction(c_old) == -1
-    ends = (c_old, c_new + c_old, c_new)
-    found = best_lone_gpu(group, now, remaining, score, n_old * (t_new / n_new), 1, -1,
-                          ends if not digits else None)
+    ends = (c_old, c_new + c_old, c_new) if not digits else None
+    return group, remaining, score, n_old * (t_new / n_new), ends, now
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_isacpp_pair_search_equals_scoring_every_gpu(seed):
+    """ISACPP's pair score (stages.pair_score) rises with the resident's remaining time below the point where both
+    would end together and falls above it (the proof: Isacpp._lone_pair); the search on those directions finds what
+    scoring every GPU finds, ties included."""
+    group, remaining, score, split, ends, now = isacpp_pair_case(seed)
+    found = best_lone_gpu(group, now, remaining, score, split, 1, -1, ends)
     assert found == min((score(remaining(gpu)), gpu) for gpu in range(60))
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_rise_fall_search_equals_scoring_every_gpu_with_a_best_from_elsewhere(seed):
+    """best_rise_fall_gpu, given no best, a best below the group, one above it or one tied with a GPU of it (its
+    score, a lower or higher GPU number), finds the least (score, gpu) of them all, as scoring every GPU does."""
+    group, remaining, score, split, ends, now = isacpp_pair_case(seed)
+    every = sorted((score(remaining(gpu)), gpu) for gpu in range(60))
+    tied = random.choice(every)
+    best = [None, (every[0][0] * 0.99, 7), (every[-1][0] * 1.01, 7), (every[0][0], every[0][1] + 1),
+            (tied[0], max(tied[1] - 1, 0)), (tied[0], 61)][seed % 6]
+    floors = piece_floors(ends) if ends else None
+    found = best_rise_fall_gpu(group, now, remaining, score, split, best, floors)
+    assert found == min(every + ([best] if best else []))
+
+
+def test_rise_fall_search_scores_no_gpu_of_a_group_bounded_above_the_best():
+    """With a best below the score at the group's least and greatest times (each widened by the rounding
+    allowance), no GPU of the group is scored; with a best inside that range, the search finds the group's least."""
+    random.seed(11)
+    group, residents = lone_group([random.uniform(100.0, 900.0) for _ in range(30)], 1.0, 0.0, set())
+    calls = []
+
+    @elementwise
+    def score(t):
+        calls.append(t)
+        return pair_score(400.0, t, 0.7, 0.6, 3.0, 2.5)  # rises to t = 0.6 x 400 / 0.7, then falls
+
+    def remaining(gpu):
+        return residents[gpu][0].remaining_at(0.0)
+
+    every = min((score(remaining(gpu)), gpu) for gpu in range(30))
+    low, high = min(remaining(gpu) for gpu in range(30)), max(remaining(gpu) for gpu in range(30))
+    floor = min(score(low), score(high))
+    calls.clear()
+    assert best_rise_fall_gpu(group, 0.0, remaining, score, 0.6 * 400.0 / 0.7, (floor * 0.999, 99)) == (
+        floor * 0.999, 99)
+    assert len(calls) == 2  # the two ends of the group's times, no GPU
+    assert best_rise_fall_gpu(group, 0.0, remaining, score, 0.6 * 400.0 / 0.7, (floor * 1.001, 99)) == every
 
 
 @pytest.mark.parametrize("seed", range(20))

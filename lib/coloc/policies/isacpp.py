@@ -27,6 +27,9 @@ Next to one resident the score is monotone on each side of the point where both 
 (proof in _lone_pair), so the best GPU of a group of one-job GPUs is found without scoring them all
 (coloc.policies.lone), and the score's values at the ends of its pieces bound the whole group: groups
 are visited least bound first and the search stops at the first whose bound is above the best found.
+Within that, a group whose score at its residents' least and greatest remaining times is above the best
+is passed over without scoring its GPUs (lone.best_rise_fall_gpu: the score's least over an interval is at
+one of its ends).
 The choice, ties included, is the one scoring every GPU gives (tests/reference_sim/isacpp.py).
 """
 from __future__ import annotations
@@ -36,7 +39,7 @@ import math
 import numpy as np
 
 from coloc.policies.base import Policy, fill_idle, pack_singles, register
-from coloc.policies.lone import REL, best_lone_gpu, direction, piece_floors
+from coloc.policies.lone import REL, best_lone_gpu, best_rise_fall_gpu, direction, piece_floors
 from coloc.policies.stages import isacpp_score, pair_score, resource_contention, throughput_contention
 from coloc.policies.volcano import memory_fits
 
@@ -155,11 +158,11 @@ class Isacpp(Policy):
     def _best_lone(self, view, pair: tuple, t_new: float, gpus, best=None):
         """Least (score, gpu) over a group of GPUs each holding one job (the pair's _lone_pair numbers) and `best`."""
         n_new, n_old, c_new, c_old, below, above, floors = pair
-        residents, now = view.cluster.residents, view.now
+        now = view.now
         a = t_new / n_new
 
         def remaining(gpu: int) -> float:
-            resident = residents[gpu][0]
+            resident = view.cluster.residents[gpu][0]
             return resident.remaining_at(now) / resident.speed
 
         def score(t_old: float) -> float:  # stages.pair_score, inlined: the same operations
@@ -168,13 +171,16 @@ class Isacpp(Policy):
                 return b / (b + (t_new - n_new * b)) * c_new + c_old
             return c_new + a / (a + (t_old - n_old * a)) * c_old
 
+        if view.spec.share_multi_gpu:  # a lone gang job's speed follows its other GPUs: no fixed order
+            return min([(score(remaining(gpu)), gpu) for gpu in gpus] + ([best] if best else []))
+        if below == 1 and above == -1:  # the published score's shape (its contentions are positive)
+            return best_rise_fall_gpu(gpus, now, remaining, score, n_old * a, best, floors)
+
         def scores(t_old: np.ndarray) -> np.ndarray:  # pair_score element-wise, the same operations
             b = t_old / n_old
             return np.where(b < a, b / (b + (t_new - n_new * b)) * c_new + c_old,
                             c_new + a / (a + (t_old - n_old * a)) * c_old)
 
-        if view.spec.share_multi_gpu:  # a lone gang job's speed follows its other GPUs: no fixed order
-            return min([(score(remaining(gpu)), gpu) for gpu in gpus] + ([best] if best else []))
         return best_lone_gpu(gpus, now, remaining, score, n_old * a, below, above, None, best, floors, scores)
 
     def _lone_pair(self, device: str, new: str, old: str) -> tuple:
