@@ -7,9 +7,11 @@ pooled completion times' quantiles to Volcano's 51 published ones (`coloc.sim.ca
 fitted: ISACPP's and Horus's published times are never looked at, so comparing them with it stays a measurement.
 The config's ``median_duration_s`` and ``duration_sigma`` of the scenario are the best candidate of this run.
 
-Needs the default run's data tables (``snakemake --cores all data/processed/workloads.parquet``):
+Needs the default run's data tables, the jobs' declared memory included, as the ``simulate`` rule reads them
+(``snakemake --cores all data/processed/pairs.parquet data/processed/memory.parquet``):
 
     python scripts/fit_testbed.py                      # prints the ranking, writes results/calibration/testbed.csv
+    python scripts/fit_testbed.py --data ../run1/data/processed --out /tmp/testbed.csv   # another run's tables
 """
 from __future__ import annotations
 
@@ -31,7 +33,8 @@ SCENARIO = "isacpp-testbed"
 def parse(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--config", default="config/config.yaml", type=Path, help="the run's config (its scenario spec)")
-    p.add_argument("--data", default="data/processed", type=Path, help="folder of solo, pairs and workloads tables")
+    p.add_argument("--data", default="data/processed", type=Path,
+                   help="folder of the solo, pairs and memory tables (memory: the memory rule's job memory estimate)")
     p.add_argument("--medians", nargs="+", type=float, default=[20, 30, 45, 60, 90],
                    help="candidate median exclusive durations (s)")
     p.add_argument("--sigmas", nargs="+", type=float, default=[1.0, 1.2, 1.4, 1.6, 1.8], help="candidate sigmas")
@@ -56,9 +59,13 @@ def main(argv=None) -> int:
     args = parse(argv)
     config = yaml.safe_load(args.config.read_text())
     spec, settings = config["simulation"]["scenario_specs"][SCENARIO], config["simulation"]
-    solo, _ = memory.with_memory(pd.read_parquet(args.data / "solo.parquet"),
-                                 memory.estimate_table(pd.read_parquet(args.data / "workloads.parquet")))
-    pairs = pd.read_parquet(args.data / "pairs.parquet")
+    tables = {name: args.data / f"{name}.parquet" for name in ("solo", "pairs", "memory")}
+    missing = [str(path) for path in tables.values() if not path.exists()]
+    if missing:
+        raise SystemExit(f"fit_testbed: {', '.join(missing)} missing; expected the data tables of a run "
+                         f"(snakemake --cores all {' '.join(missing)})")
+    solo, _ = memory.with_memory(pd.read_parquet(tables["solo"]), pd.read_parquet(tables["memory"]))
+    pairs = pd.read_parquet(tables["pairs"])
     candidates = list(itertools.product(args.medians, args.sigmas))
     table = calibrate.fit(candidates, lambda c: volcano_times(spec, settings, solo, pairs, *c),
                           ISACPP_COMPLETION_S["volcano"], lambda c: {"median_duration_s": c[0], "duration_sigma": c[1]})
