@@ -51,12 +51,13 @@ import numpy as np
 
 from coloc.policies.base import Policy, fill_idle, register
 from coloc.policies.ends import PredictedEnds
-from coloc.policies.lone import REL, VECTOR_MIN
+from coloc.policies.lone import REL
 from coloc.policies.stages import pair_finish_times, run_stages
 from coloc.sim.predictions import Predictions
 from coloc.sim.queue import fifo_key
 
 UNKNOWN = object()
+VECTOR_MIN = 16  # an order whose added times hardly grow with t is costed as arrays from this many GPUs
 
 
 class JctPack(Policy):
