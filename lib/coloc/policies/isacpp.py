@@ -71,6 +71,7 @@ class Isacpp(Policy):
         best = None
         open_groups = {device: view.cluster.open_groups(device) for device in view.cluster.devices}
         t_new = {}  # the new job's solo remaining time, per device
+        now, ordered = view.now, not view.spec.share_multi_gpu  # (a lone gang job's GPU has no fixed order)
         for device, sig, cutoff, pair in self._candidates(view, job.workload):
             if best is not None and cutoff > best[0]:
                 break  # this group and the rest score above the best (cutoff: least score a group can reach)
@@ -80,6 +81,28 @@ class Isacpp(Policy):
             if device not in t_new:
                 t_new[device] = job.remaining / view.speed(device, job.workload)
             if pair is not None:
+                if best is not None and ordered:
+                    # lone.best_lone_gpu's bound of the group, from its order's keys alone (inline: most groups of
+                    # a decision end here): a key less now is its GPU's solo remaining time to within the order's
+                    # rounding allowance, taken twice
+                    order = gpus.by_finish(now)
+                    if order and not gpus.unordered():
+                        first, last = order[0][0], order[-1][0]
+                        low = first - now - 2.0 * REL * (abs(first) + 1.0)
+                        if low > 0:
+                            n_new, n_old, c_new, c_old = pair[:4]
+                            t, a = t_new[device], t_new[device] / n_new
+                            b = low / n_old  # stages.pair_score at the least time
+                            bound = (b / (b + (t - n_new * b)) * c_new + c_old if b < a
+                                     else c_new + a / (a + (low - n_old * a)) * c_old)
+                            high = last - now + 2.0 * REL * (abs(last) + 1.0)
+                            b = high / n_old  # and at the greatest
+                            score = (b / (b + (t - n_new * b)) * c_new + c_old if b < a
+                                     else c_new + a / (a + (high - n_old * a)) * c_old)
+                            if score < bound:
+                                bound = score
+                            if bound - REL * (1.0 + abs(bound)) > best[0]:
+                                continue  # every GPU of the group scores above the best
                 best = self._best_lone(view, pair, t_new[device], gpus, best)
                 continue
             for gpu in gpus:
