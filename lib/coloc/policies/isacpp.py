@@ -28,8 +28,8 @@ Next to one resident the score is monotone on each side of the point where both 
 (coloc.policies.lone), and the score's values at the ends of its pieces bound the whole group: groups
 are visited least bound first and the search stops at the first whose bound is above the best found.
 Within that, a group whose score at its residents' least and greatest remaining times is above the best
-is passed over without scoring its GPUs (lone.best_lone_gpu: the score's least over an interval is at
-one of its ends).
+is passed over without scoring its GPUs (the score's least over an interval is at one of its ends;
+tested in the candidate loop from the group's order keys, and again in lone.best_lone_gpu).
 The choice, ties included, is the one scoring every GPU gives (tests/reference_sim/isacpp.py).
 """
 from __future__ import annotations
