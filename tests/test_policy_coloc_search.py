@@ -123,15 +123,17 @@ def test_a_rounds_wait_is_the_kth_predicted_end_at_its_first_offer(monkeypatch):
     policy, asked = Coloc(), []
 
     class Checked(coloc_module.RoundWaits):
-        def __init__(self, ends, view):
-            super().__init__(ends, view)
+        def __init__(self, ends, view, most):
+            super().__init__(ends, view, most)
             self.fresh = sorted(job.remaining_at(view.now) / job.speed / policy._predicted_factor(view, job)
                                 for job in view.running.values())
             self.view, self.placements = view, view.stats["placements"]
 
         def wait(self, waiting):
-            for k in (waiting, 0, 1, 7, 10_000):
+            for k in sorted({waiting, 0, 1, 7, self._most} - {k for k in (1, 7) if k > self._most}):
                 assert super().wait(k) == self.fresh[min(k, len(self.fresh) - 1)]
+            with pytest.raises(ValueError, match="at most"):
+                super().wait(self._most + 1)  # more waiting than the round's offers: a caller's error
             asked.append(self.view.stats["placements"] > self.placements)
             return super().wait(waiting)
 

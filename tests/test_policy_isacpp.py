@@ -83,3 +83,12 @@ def test_released_plugin_goes_to_the_node_whose_worst_gpu_interferes_least():
     placed = gpus_of(sim)
     sim.run()
     assert placed == {1: (0,), 2: (2,), 3: (0,)}
+
+
+def test_isacpp_refuses_a_negative_contention_naming_the_pair(monkeypatch):
+    """The pair search relies on the score rising then falling, which needs contentions >= 0 (every form's are)."""
+    policy = policies.get("isacpp")
+    rows = [(0, 0.0, 100.0, 1, "a"), (1, 0.0, 80.0, 1, "b"), (2, 1.0, 50.0, 1, "c")]
+    monkeypatch.setattr(type(policy), "contention", lambda self, device, workload, others, factor: -0.5)
+    with pytest.raises(ValueError, match=r"contentions -0.5 \(c next to a\)"):
+        simulate(trace(rows), GroundTruth(*tables(ABC), "v100"), policy, ClusterSpec((("v100", 2),)), PREDS)

@@ -1,10 +1,9 @@
 """policies.lone.best_lone_gpu finds exactly the (score, gpu) that scoring every GPU finds, ties included."""
 import random
 
-import numpy as np
 import pytest
 
-from coloc.policies.lone import best_lone_gpu, direction, least_of_flat_pieces, piece_floors
+from coloc.policies.lone import best_lone_gpu, piece_floors
 from coloc.policies.stages import pair_score, resource_contention, throughput_contention
 from coloc.sim.cluster import GpuGroup
 from coloc.sim.job import RUNNING, Job
@@ -25,18 +24,10 @@ def lone_group(times: list[float], speed: float, now: float, placed_now: set[int
     return group, residents
 
 
-def elementwise(scalar):
-    """A score that takes a number or an array, as best_lone_gpu's contract asks (arrays: the scalar per element)."""
-    def score(t):
-        return np.array([scalar(float(x)) for x in t]) if isinstance(t, np.ndarray) else scalar(t)
-    return score
-
-
-@pytest.mark.parametrize("seed", range(40))
-def test_isacpp_pair_search_equals_scoring_every_gpu(seed):
-    """ISACPP's pair score (stages.pair_score) rises with the resident's remaining time below the point where both
-    would end together and falls above it (the proof: Isacpp._lone_pair); the search on those directions finds what
-    scoring every GPU finds, ties included, over norms below and above 1 and contentions of either form."""
+def isacpp_pair_case(seed: int):
+    """A group of 60 one-job GPUs (3 outside the order, many exact ties) at `now`, and ISACPP's pair score of a new
+    job next to each, over norms below and above 1 and contentions of either form (rounded on 2 seeds in 3: the
+    scores stay monotone but tie across different times): (group, remaining, score, split, ends, now)."""
     random.seed(seed)
     now, speed = 1000.0 * seed, random.choice([0.5, 1.0, 2.3])
     pool = [random.uniform(1.0, 5000.0) for _ in range(8)]  # few distinct times: many exact ties
@@ -51,9 +42,8 @@ def test_isacpp_pair_search_equals_scoring_every_gpu(seed):
     else:
         c_new, c_old = (resource_contention([tuple(random.uniform(0.2, 2.0) for _ in range(3))]) for _ in "ab")
     t_new = random.uniform(1.0, 4000.0)
-    digits = seed % 3  # rounded scores stay monotone but tie across different times
+    digits = seed % 3
 
-    @elementwise
     def score(t_old):
         exact = pair_score(t_new, t_old, n_new, n_old, c_new, c_old)
         return round(exact, digits) if digits else exact
@@ -62,11 +52,57 @@ def test_isacpp_pair_search_equals_scoring_every_gpu(seed):
         job = residents[gpu][0]
         return job.remaining_at(now) / job.speed
 
-    assert direction(c_new) == 1 and -direction(c_old) == -1
-    ends = (c_old, c_new + c_old, c_new)
-    found = best_lone_gpu(group, now, remaining, score, n_old * (t_new / n_new), 1, -1,
-                          ends if not digits else None)
+    assert c_new > 0 and c_old > 0
+    ends = (c_old, c_new + c_old, c_new) if not digits else None
+    return group, remaining, score, n_old * (t_new / n_new), ends, now
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_isacpp_pair_search_equals_scoring_every_gpu(seed):
+    """ISACPP's pair score (stages.pair_score) rises with the resident's remaining time below the point where both
+    would end together and falls above it (the proof: Isacpp._lone_pair); the search on that shape finds what
+    scoring every GPU finds, ties included."""
+    group, remaining, score, split, ends, now = isacpp_pair_case(seed)
+    found = best_lone_gpu(group, now, remaining, score, split, floors=piece_floors(ends) if ends else None)
     assert found == min((score(remaining(gpu)), gpu) for gpu in range(60))
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_search_equals_scoring_every_gpu_with_a_best_from_elsewhere(seed):
+    """best_lone_gpu, given no best, a best below the group, one above it or one tied with a GPU of it (its
+    score, a lower or higher GPU number), finds the least (score, gpu) of them all, as scoring every GPU does."""
+    group, remaining, score, split, ends, now = isacpp_pair_case(seed)
+    every = sorted((score(remaining(gpu)), gpu) for gpu in range(60))
+    tied = random.choice(every)
+    best = [None, (every[0][0] * 0.99, 7), (every[-1][0] * 1.01, 7), (every[0][0], every[0][1] + 1),
+            (tied[0], max(tied[1] - 1, 0)), (tied[0], 61)][seed % 6]
+    floors = piece_floors(ends) if ends else None
+    found = best_lone_gpu(group, now, remaining, score, split, best, floors)
+    assert found == min(every + ([best] if best else []))
+
+
+def test_a_group_bounded_above_the_best_has_none_of_its_gpus_scored():
+    """With a best below the score at the group's least and greatest times (each widened by the rounding
+    allowance), no GPU of the group is scored; with a best inside that range, the search finds the group's least."""
+    random.seed(11)
+    group, residents = lone_group([random.uniform(100.0, 900.0) for _ in range(30)], 1.0, 0.0, set())
+    calls = []
+
+    def score(t):
+        calls.append(t)
+        return pair_score(400.0, t, 0.7, 0.6, 3.0, 2.5)  # rises to t = 0.6 x 400 / 0.7, then falls
+
+    def remaining(gpu):
+        return residents[gpu][0].remaining_at(0.0)
+
+    every = min((score(remaining(gpu)), gpu) for gpu in range(30))
+    low, high = min(remaining(gpu) for gpu in range(30)), max(remaining(gpu) for gpu in range(30))
+    floor = min(score(low), score(high))
+    calls.clear()
+    assert best_lone_gpu(group, 0.0, remaining, score, 0.6 * 400.0 / 0.7, (floor * 0.999, 99)) == (
+        floor * 0.999, 99)
+    assert len(calls) == 2  # the two ends of the group's times, no GPU
+    assert best_lone_gpu(group, 0.0, remaining, score, 0.6 * 400.0 / 0.7, (floor * 1.001, 99)) == every
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -87,25 +123,21 @@ def test_isacpp_pair_score_is_monotone_on_each_piece_and_bounded_by_its_ends(see
     assert all(c_new - slack <= s <= c_old + c_new + slack for s in high)
 
 
-def test_a_flat_piece_is_scanned_whole_and_ties_go_to_the_lowest_gpu():
+def test_a_zero_contention_makes_a_flat_piece_scanned_whole_with_ties_to_the_lowest_gpu():
+    """c_new = 0 and every resident ending first: the score is c_old at every GPU (a flat rising piece), all tie,
+    and the lowest GPU wins, as scoring every GPU gives (the order by time is not the order by GPU)."""
     random.seed(7)
-    times = [300.0] * 20 + [random.uniform(400, 900) for _ in range(20)]
-    group, residents = lone_group(times, 1.0, 0.0, set())
-    noise = {gpu: random.choice([0.0, 1e-13, -1e-13]) for gpu in range(40)}
+    group, residents = lone_group([300.0] * 20 + [random.uniform(1.0, 4000.0) for _ in range(30)], 1.0, 0.0, set())
 
     def remaining(gpu):
         return residents[gpu][0].remaining_at(0.0)
 
-    scores = {}
-
-    @elementwise
     def score(t):
-        return 5.0 + scores.get(t, 0.0)
+        return pair_score(5000.0, t, 0.8, 0.8, 0.0, 2.5)
 
-    for gpu in range(40):
-        scores[remaining(gpu)] = scores.get(remaining(gpu), noise[gpu])
-    expected = min((score(remaining(gpu)), gpu) for gpu in range(40))
-    assert best_lone_gpu(group, 0.0, remaining, score, 0.0, 0, 0) == expected
+    order = [gpu for _, gpu in group.by_finish(0.0)]
+    assert order[0] != 0 and {score(remaining(gpu)) for gpu in range(50)} == {2.5}
+    assert best_lone_gpu(group, 0.0, remaining, score, 0.8 * 5000.0 / 0.8) == (2.5, 0)
 
 
 def test_group_keeps_gpu_order_and_forgets_removed_gpus():
@@ -120,23 +152,26 @@ def test_group_keeps_gpu_order_and_forgets_removed_gpus():
 
 
 def test_a_piece_whose_ends_are_above_the_best_found_elsewhere_is_passed_over():
+    """Residents ending before and after the split, a best below the rising piece's floor but above the group's
+    bound: the rising piece is not scanned (none of its GPUs' times is scored), the falling one is."""
     random.seed(3)
-    group, residents = lone_group([random.uniform(1.0, 900.0) for _ in range(30)], 1.0, 0.0, set())
+    group, residents = lone_group([random.uniform(1.0, 900.0) for _ in range(30)] + [5000.0], 1.0, 0.0, set())
     calls = []
 
-    @elementwise
     def score(t):
         calls.append(t)
-        return 5.0 + t / 1000.0  # rises with t: between 5.0 (t -> 0) and 6.0 (t = 1000)
+        return pair_score(1000.0, t, 1.0, 1.0, 1.0, 5.0)  # 5 -> 6 up to t = 1000, then 6 -> 5
 
     def remaining(gpu):
         return residents[gpu][0].remaining_at(0.0)
 
-    ends = (5.0, 6.0, 6.0)
-    assert best_lone_gpu(group, 0.0, remaining, score, 1000.0, 1, 0, ends, best=(4.9, 99)) == (4.9, 99)
-    assert calls == []
-    every = min((score(remaining(gpu)), gpu) for gpu in range(30))
-    assert best_lone_gpu(group, 0.0, remaining, score, 1000.0, 1, 0, ends, best=(5.5, 99)) == every
+    floors = piece_floors((5.0, 6.0, 1.0))
+    rising = {remaining(gpu) for gpu in range(30)}
+    assert best_lone_gpu(group, 0.0, remaining, score, 1000.0, (5.1, 99), (5.2, floors[1])) == (2.0, 30)
+    assert 5000.0 in calls and not rising & set(calls)
+    calls.clear()
+    assert best_lone_gpu(group, 0.0, remaining, score, 1000.0, (5.1, 99), floors) == (2.0, 30)
+    assert rising & set(calls)  # a floor below the best: the rising piece is scanned
 
 
 def test_kept_progress_gives_the_residents_solo_times_bit_for_bit_and_goes_stale_loudly():
@@ -153,34 +188,3 @@ def test_kept_progress_gives_the_residents_solo_times_bit_for_bit_and_goes_stale
     residents[order[7][1]][0].remaining += 1.0  # progress changed behind the group's back
     with pytest.raises(Exception, match="stale"):
         group.check()
-
-
-
-
-@pytest.mark.parametrize("seed", range(10))
-def test_flat_pieces_set_aside_and_scored_together_find_what_scoring_every_gpu_finds(seed):
-    """Three groups of one cluster searched with their long flat pieces set aside, then scored as one array:
-    the least (score, gpu) over every GPU of every group, ties (by rounding, and exact) to the lowest GPU."""
-    random.seed(seed)
-    now = 500.0
-    times = [random.choice([50.0, 120.0, 280.0, 400.0, random.uniform(1.0, 900.0)]) for _ in range(120)]
-    _, residents = lone_group(times, 1.0, now, set(random.sample(range(120), 6)))
-    groups = [GpuGroup(residents) for _ in range(3)]
-    for gpu in random.sample(range(120), 120):
-        groups[gpu % 3].add(gpu)
-
-    def remaining(gpu):
-        return residents[gpu][0].remaining_at(now) / residents[gpu][0].speed
-
-    noise = {remaining(gpu): random.choice([0.0, 1e-13, -1e-13, -2e-13]) for gpu in range(120)}
-
-    @elementwise
-    def score(t):  # flat up to rounding: 5 and a few units in the last place, the least anywhere
-        return 5.0 + noise.get(t, 0.0)
-
-    flat, best = [], None
-    for group in groups:
-        best = best_lone_gpu(group, now, remaining, score, 300.0, 0, 0, best=best, flat=flat, flat_key="one",
-                             floors=piece_floors((5.0, 5.0, 5.0)))
-    assert len(flat) >= 3 and all(hi - lo >= 16 for *_, lo, hi in flat)
-    assert least_of_flat_pieces(flat, now, best) == min((score(remaining(gpu)), gpu) for gpu in range(120))

@@ -51,12 +51,13 @@ import numpy as np
 
 from coloc.policies.base import Policy, fill_idle, register
 from coloc.policies.ends import PredictedEnds
-from coloc.policies.lone import REL, VECTOR_MIN
+from coloc.policies.lone import REL
 from coloc.policies.stages import pair_finish_times, run_stages
 from coloc.sim.predictions import Predictions
 from coloc.sim.queue import fifo_key
 
 UNKNOWN = object()
+VECTOR_MIN = 16  # an order whose added times hardly grow with t is costed as arrays from this many GPUs
 
 
 class JctPack(Policy):
@@ -99,7 +100,7 @@ class JctPack(Policy):
             if not cluster.any_shareable():
                 return
             if self.wait_rule and waits is None:
-                waits = RoundWaits(self._ends, view)
+                waits = RoundWaits(self._ends, view, len(offers) - 1)
             wait = partial(waits.wait, waiting) if waits is not None and waits.known else None
             behind = (len(view.queue) - 1) / gpus  # the queue's share of each GPU-second saved (queue_weight)
             gpu = self._best_gpu(view, job, wait, behind)
@@ -384,11 +385,13 @@ class RoundWaits:
     """The wait rule's times in one round: the running jobs' predicted ends as at the round's first offer.
     They are read when a decision first asks for a wait, or before a placement that later offers follow
     (`read`), and computed only when asked. A job with k jobs waiting before it in this round waits until
-    the (k+1)-th of them to end, or the last."""
+    the (k+1)-th of them to end, or the last. At most `most` jobs wait before an offer in the round, so when
+    asked again only the most + 1 least times are sorted (after a partition: the same values as a full sort's
+    first most + 1)."""
 
-    def __init__(self, ends: PredictedEnds, view):
+    def __init__(self, ends: PredictedEnds, view, most: int):
         self._ends, self._view, self._now = ends, view, view.now
-        self._read, self._times = False, None
+        self._read, self._times, self._most = False, None, most
         self.known = bool(view.running)
 
     def read(self) -> None:
@@ -401,10 +404,13 @@ class RoundWaits:
             self.read()
             self._times, self._asked = self._ends.kept_times(self._now), 0
         times = self._times
+        if waiting > self._most:
+            raise ValueError(f"RoundWaits: {waiting} jobs waiting before an offer; at most {self._most} were declared")
         k = min(waiting, len(times) - 1)
         self._asked += 1
-        if self._asked == 2:  # asked again in this round: sorted once (the same values as the partitions)
-            times = self._times = np.sort(times)
+        if self._asked == 2:  # asked again in this round: the least times sorted once (the partitions' values)
+            least = min(self._most, len(times) - 1)
+            times = self._times = np.sort(np.partition(times, least)[:least + 1])
         if self._asked >= 2:
             return float(times[k])
         return float(times.min() if k == 0 else np.partition(times, k)[k])

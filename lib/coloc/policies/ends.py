@@ -29,6 +29,7 @@ class PredictedEnds:
         self._ids: list[int] = []  # job id per column
         self._state = np.zeros((5, 64))
         self._read: dict[int, tuple] = {}  # job id -> its state as read, not yet written into its column
+        self._out = np.empty(64)  # kept_times' values (overwritten by its next call)
         view.changed_jobs = set(view.running)
 
     def __len__(self) -> int:
@@ -51,13 +52,21 @@ class PredictedEnds:
         view.changed_jobs.clear()
 
     def kept_times(self, now: float) -> np.ndarray:
-        """The predicted times until each job ends at `now` (in no order), from the state as last read."""
+        """The predicted times until each job ends at `now` (in no order), from the state as last read: a view
+        of a buffer the next call overwrites (copy it to keep it)."""
         if self._read:
             self._state[:, [self._slot[job_id] for job_id in self._read]] = np.array(list(self._read.values())).T
             self._read.clear()
-        state = self._state[:, :len(self._ids)]
-        left = state[REMAINING] - state[RATE] * (now - state[LAST_UPDATE])  # Job.remaining_at
-        return left / state[SPEED] / state[FACTOR]
+        size = len(self._ids)
+        state = self._state[:, :size]
+        if self._out.size < size:
+            self._out = np.empty(self._state.shape[1])
+        out = self._out[:size]  # (one buffer, the same operations: no new array per operation)
+        np.subtract(now, state[LAST_UPDATE], out=out)
+        np.multiply(state[RATE], out, out=out)
+        np.subtract(state[REMAINING], out, out=out)  # Job.remaining_at
+        np.divide(out, state[SPEED], out=out)
+        return np.divide(out, state[FACTOR], out=out)
 
     def _keep(self, job: Job) -> None:
         """Read the job's state (written into its column when the ends are next computed)."""

@@ -27,16 +27,17 @@ Next to one resident the score is monotone on each side of the point where both 
 (proof in _lone_pair), so the best GPU of a group of one-job GPUs is found without scoring them all
 (coloc.policies.lone), and the score's values at the ends of its pieces bound the whole group: groups
 are visited least bound first and the search stops at the first whose bound is above the best found.
+Within that, a group whose score at its residents' least and greatest remaining times is above the best
+is passed over without scoring its GPUs (the score's least over an interval is at one of its ends;
+tested in the candidate loop from the group's order keys, and again in lone.best_lone_gpu).
 The choice, ties included, is the one scoring every GPU gives (tests/reference_sim/isacpp.py).
 """
 from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from coloc.policies.base import Policy, fill_idle, pack_singles, register
-from coloc.policies.lone import REL, best_lone_gpu, direction, piece_floors
+from coloc.policies.lone import REL, best_lone_gpu, piece_floors
 from coloc.policies.stages import isacpp_score, pair_score, resource_contention, throughput_contention
 from coloc.policies.volcano import memory_fits
 
@@ -70,6 +71,7 @@ class Isacpp(Policy):
         best = None
         open_groups = {device: view.cluster.open_groups(device) for device in view.cluster.devices}
         t_new = {}  # the new job's solo remaining time, per device
+        now, ordered = view.now, not view.spec.share_multi_gpu  # (a lone gang job's GPU has no fixed order)
         for device, sig, cutoff, pair in self._candidates(view, job.workload):
             if best is not None and cutoff > best[0]:
                 break  # this group and the rest score above the best (cutoff: least score a group can reach)
@@ -79,6 +81,28 @@ class Isacpp(Policy):
             if device not in t_new:
                 t_new[device] = job.remaining / view.speed(device, job.workload)
             if pair is not None:
+                if best is not None and ordered:
+                    # lone.best_lone_gpu's bound of the group, from its order's keys alone (inline: most groups of
+                    # a decision end here): a key less now is its GPU's solo remaining time to within the order's
+                    # rounding allowance, taken twice
+                    order = gpus.by_finish(now)
+                    if order and not gpus.unordered():
+                        first, last = order[0][0], order[-1][0]
+                        low = first - now - 2.0 * REL * (abs(first) + 1.0)
+                        if low > 0:
+                            n_new, n_old, c_new, c_old = pair[:4]
+                            t, a = t_new[device], t_new[device] / n_new
+                            b = low / n_old  # stages.pair_score at the least time
+                            bound = (b / (b + (t - n_new * b)) * c_new + c_old if b < a
+                                     else c_new + a / (a + (low - n_old * a)) * c_old)
+                            high = last - now + 2.0 * REL * (abs(last) + 1.0)
+                            b = high / n_old  # and at the greatest
+                            score = (b / (b + (t - n_new * b)) * c_new + c_old if b < a
+                                     else c_new + a / (a + (high - n_old * a)) * c_old)
+                            if score < bound:
+                                bound = score
+                            if bound - REL * (1.0 + abs(bound)) > best[0]:
+                                continue  # every GPU of the group scores above the best
                 best = self._best_lone(view, pair, t_new[device], gpus, best)
                 continue
             for gpu in gpus:
@@ -154,12 +178,12 @@ class Isacpp(Policy):
 
     def _best_lone(self, view, pair: tuple, t_new: float, gpus, best=None):
         """Least (score, gpu) over a group of GPUs each holding one job (the pair's _lone_pair numbers) and `best`."""
-        n_new, n_old, c_new, c_old, below, above, floors = pair
-        residents, now = view.cluster.residents, view.now
+        n_new, n_old, c_new, c_old, floors = pair
+        now = view.now
         a = t_new / n_new
 
         def remaining(gpu: int) -> float:
-            resident = residents[gpu][0]
+            resident = view.cluster.residents[gpu][0]
             return resident.remaining_at(now) / resident.speed
 
         def score(t_old: float) -> float:  # stages.pair_score, inlined: the same operations
@@ -168,20 +192,16 @@ class Isacpp(Policy):
                 return b / (b + (t_new - n_new * b)) * c_new + c_old
             return c_new + a / (a + (t_old - n_old * a)) * c_old
 
-        def scores(t_old: np.ndarray) -> np.ndarray:  # pair_score element-wise, the same operations
-            b = t_old / n_old
-            return np.where(b < a, b / (b + (t_new - n_new * b)) * c_new + c_old,
-                            c_new + a / (a + (t_old - n_old * a)) * c_old)
-
         if view.spec.share_multi_gpu:  # a lone gang job's speed follows its other GPUs: no fixed order
             return min([(score(remaining(gpu)), gpu) for gpu in gpus] + ([best] if best else []))
-        return best_lone_gpu(gpus, now, remaining, score, n_old * a, below, above, None, best, floors, scores)
+        return best_lone_gpu(gpus, now, remaining, score, n_old * a, best, floors)
 
     def _lone_pair(self, device: str, new: str, old: str) -> tuple:
-        """A pair's terms (n_new, n_old, c_new, c_old), the directions of its score's two pieces in the
-        resident's solo remaining time t, and their floors (lone.piece_floors).
+        """A pair's terms (n_new, n_old, c_new, c_old) and the floors of its score's two pieces in the resident's
+        solo remaining time t (lone.piece_floors).
 
-        The score is monotone on each piece. With a = t_new / n_new and split = n_old a (both end together):
+        The score rises then falls in t, the shape lone.best_lone_gpu searches. With a = t_new / n_new and
+        split = n_old a (both end together):
         * t < split (the resident ends first; b = t / n_old < a): score = c_old + c_new b / D(b) with
           D(b) = t_new - (n_new - 1) b, linear in b, D(0) = t_new > 0 and D(a) = a > 0, so D > 0 on [0, a];
           d/db (b / D(b)) = (D(b) + (n_new - 1) b) / D(b)^2 = t_new / D(b)^2 > 0: the score rises with t
@@ -189,13 +209,16 @@ class Isacpp(Policy):
         * t >= split (the new job ends first): score = c_new + c_old a / E(t) with E(t) = a + (t - split) >= a
           > 0, increasing in t: the score falls with t (strictly, as c_old > 0), from c_new + c_old to c_new
           (t -> infinity).
-        So below = +1 and above = -1 wherever the contentions are positive (as every form's are).
+        Every form's contentions are positive (sums of solo over co-located use); a negative one would break
+        the shape, so it is refused.
         """
         pair = self._pairs.get((device, new, old))
         if pair is None:
             n_new, n_old, c_new, c_old = terms = self._pair_terms_of(device, new, old)
-            pair = self._pairs[(device, new, old)] = (
-                *terms, direction(c_new), -direction(c_old), piece_floors(self._pair_ends(device, new, old)))
+            if not (c_new >= 0.0 and c_old >= 0.0):
+                raise ValueError(f"isacpp: contentions {c_new!r} ({new} next to {old}) and {c_old!r} ({old} next "
+                                 f"to {new}) on {device}; expected numbers >= 0 (sums of solo over co-located use)")
+            pair = self._pairs[(device, new, old)] = (*terms, piece_floors(self._pair_ends(device, new, old)))
         return pair
 
     def _pair_ends(self, device: str, new: str, old: str) -> tuple[float, float, float]:

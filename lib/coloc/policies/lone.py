@@ -1,31 +1,30 @@
-"""The best GPU among GPUs that each hold one job, without scoring them all.
+"""The best GPU among GPUs that each hold one job, without scoring them all (ISACPP's pair score).
 
 For a new job next to one resident, ISACPP's score is a function of the resident's solo
 remaining time t alone (the rest is fixed by the two job types and the new job), in two
 pieces split where both jobs would end together (t = `split`): below, the resident ends
-first; above, the new job does. Each piece is monotone in t (its direction known from the
-job types' numbers; 0 when flat or unknown). ISACPP's published score rises on the first
-and falls on the second (proof: coloc.policies.isacpp.Isacpp._lone_pair), never flat. A GpuGroup keeps its GPUs ordered by t
-(coloc.sim.cluster.GpuGroup.by_finish), so the least score of a piece lies at one end: the
-scan starts there and stops as soon as no GPU further on can score below the best so far,
-allowing for rounding (in t and in the score). Ties go to the lowest GPU, and the scores are
-the caller's own floating-point expression, so the choice is exactly that of scoring every
-GPU. A flat piece (direction 0) is scored whole (as one array when long: its scores differ only
-by rounding, so any GPU of it may win). Given the score's values at the ends of the pieces, a
-piece whose least end is above the best option found so far (in this group or another) is
-passed over whole.
+first and the score rises with t; above, the new job does and the score falls (proof:
+coloc.policies.isacpp.Isacpp._lone_pair; strictly where the contentions are positive, as the
+published ones are). A GpuGroup keeps its GPUs ordered by t (coloc.sim.cluster.GpuGroup.by_finish).
+
+* The least score over any set of times lies at its least or its greatest time. So once a best
+  option is known (in another group), a group is bounded as a whole by the score at its order's
+  first and last times, each widened by the order's rounding allowance: above the best, the group
+  is passed over after those two evaluations, whatever its size.
+* Otherwise each piece is scanned from its low end (the rising piece upward from the least t, the
+  falling piece downward from the greatest) and the scan stops as soon as no GPU further on can
+  score below the best so far, allowing for rounding (in t and in the score). A piece whose
+  least end value (`piece_floors`) is above the best is passed over whole.
+
+Ties go to the lowest GPU, and the scores are the caller's own floating-point expression, so the
+choice is exactly that of scoring every GPU (tests/reference_sim/isacpp.py). A zero contention
+makes a piece flat: still correct (its ties are all scanned), only slower.
 """
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Callable
 
-import numpy as np
-
-from coloc.sim.cluster import solo_times_of
-
 REL = 1e-10  # rounding allowance, relative: the order's times (in t) and the scores
-VECTOR_MIN = 16  # a flat piece of at least this many GPUs is scored as one array
 
 
 def piece_floors(ends: tuple[float, float, float]) -> tuple[float, float]:
@@ -35,122 +34,71 @@ def piece_floors(ends: tuple[float, float, float]) -> tuple[float, float]:
 
 
 def best_lone_gpu(group, now: float, remaining: Callable[[int], float], score: Callable[[float], float],
-                  split: float, below: int, above: int, ends: tuple[float, float, float] | None = None,
-                  best: tuple[float, int] | None = None, floors: tuple[float, float] | None = None,
-                  score_array: Callable | None = None, flat: list | None = None,
-                  flat_key=None) -> tuple[float, int] | None:
-    """Least (score(remaining(gpu)), gpu) over `group` (a GpuGroup of one-job GPUs) and `best`; None if both empty.
+                  split: float, best: tuple[float, int] | None = None,
+                  floors: tuple[float, float] | None = None) -> tuple[float, int] | None:
+    """Least (score(t), gpu) over `group` (a GpuGroup of one-job GPUs, t each resident's solo remaining time at
+    `now`) and `best` (the least option found elsewhere, or None); None if both are empty.
 
-    remaining(gpu): the resident's solo remaining time as the caller computes it (for GPUs not yet in
-    the order; the order's come from the group, computed the same way); score(t): the caller's score
-    for a resident with remaining time t, a number (and, unless `score_array` is given, an array of them:
-    score_array(ts) scores an array, element-wise the same operations); below / above: +1 if the score rises
-    with t for t < split / t >= split, -1 if it falls, 0 if neither is known. ends: the score's
-    values (exact arithmetic) as t -> 0, at t = split and as t -> infinity, when known (or their
-    piece_floors, `floors`): a piece whose least end is above `best` (the least option found elsewhere)
-    is passed over whole. flat: where given, long flat pieces are not scored but set aside there as
-    (flat_key, score_array, floor or None, group, lo, hi), for least_of_flat_pieces to score with the others
-    of the same key (the caller's promise: one key, one score function).
+    score(t) rises with t below `split` and falls above it (in exact arithmetic); remaining(gpu): the
+    resident's solo remaining time as the caller computes it, for GPUs not yet in the group's order (the
+    order's come from the progress the group keeps, computed the same way); floors: piece_floors of the
+    score's ends, when known.
     """
     order = group.by_finish(now)
-    pending = group.unordered()
-    if pending:
-        for gpu in pending:
-            option = (score(remaining(gpu)), gpu)
-            if best is None or option < best:
-                best = option
+    for gpu in group.unordered():  # placed in this round, or a co-runner left: scored one by one
+        option = (score(remaining(gpu)), gpu)
+        if best is None or option < best:
+            best = option
     size = len(order)
     if not size:
         return best
-    if floors is None and ends is not None:
-        floors = piece_floors(ends)
-    cut = bisect_left(order, (now + split, -1))
-    if cut and (best is None or floors is None or not floors[0] > best[0]):
-        best = _least_of_piece(group, order, 0, cut, below, now, score, score_array, best, flat, flat_key,
-                               floors and floors[0])
-    if cut < size and (best is None or floors is None or not floors[1] > best[0]):
-        best = _least_of_piece(group, order, cut, size, above, now, score, score_array, best, flat, flat_key,
-                               floors and floors[1])
-    return best
-
-
-def least_of_flat_pieces(flat: list, now: float, best):
-    """Least (score, gpu) of the flat pieces best_lone_gpu set aside and `best`: pieces whose floor is above
-    the best are passed over, the rest scored as one array per key."""
-    by_key: dict = {}
-    for key, score_array, floor, group, lo, hi in flat:
-        if best is None or floor is None or not floor > best[0]:
-            by_key.setdefault(key, (score_array, []))[1].append((group, lo, hi))
-    for score_array, pieces in by_key.values():
-        group, lo, hi = pieces[0]
-        best = _least_of_flat_piece(group, lo, hi, now, score_array, best, pieces[1:])
-    return best
-
-
-def _least_of_piece(group, order, lo: int, hi: int, direction: int, now: float, score, score_array, best,
-                    flat, flat_key, floor):
-    """Least (score, gpu) of order[lo:hi] and `best`, scanned from the piece's low end while GPUs further on
-    may score lower (direction +-1), or scored whole (direction 0; as one array when long, or set aside in
-    `flat` where given)."""
-    if direction == 0 and hi - lo >= VECTOR_MIN:
-        if flat is None:
-            return _least_of_flat_piece(group, lo, hi, now, score_array or score, best)
-        flat.append((flat_key, score_array or score, floor, group, lo, hi))
+    remaining_work, rate, last_update, speed = group.progress()  # solo time: as GpuGroup.solo_time(i, now)
+    if best is not None and _above(order, remaining_work, rate, last_update, speed, now, score, best[0]):
         return best
-    remaining, rate, last_update, speed = group.progress()
-    for i in range(lo, hi) if direction >= 0 else range(hi - 1, lo - 1, -1):
-        t = (remaining[i] - rate[i] * (now - last_update[i])) / speed[i]  # GpuGroup.solo_time(i, now)
-        key, gpu = order[i]
-        option = (score(t), gpu)
-        if best is None or option < best:
-            best = option  # GPUs further on score no lower than this one, to within rounding: look at the next
-        elif direction:
-            # GPUs further on have t beyond t -+ slack; the score is monotone there
-            edge = t - direction * REL * (abs(key) + 1.0)
-            if edge > 0:
-                bound = score(edge)
-                if bound - REL * (1.0 + abs(bound)) > best[0]:
-                    break
+    end = now + split  # the pieces: keys below end (rising), keys from end on (falling)
+    if order[0][0] < end and (best is None or floors is None or not floors[0] > best[0]):
+        for i in range(size):  # the rising piece, upward
+            key, gpu = order[i]
+            if not key < end:
+                break
+            t = (remaining_work[i] - rate[i] * (now - last_update[i])) / speed[i]
+            option = (score(t), gpu)
+            if best is None or option < best:
+                best = option  # GPUs further on score no lower than this one, to within rounding: look at the next
+            else:
+                edge = t - REL * (abs(key) + 1.0)  # GPUs further on have t beyond this
+                if edge > 0:
+                    bound = score(edge)
+                    if bound - REL * (1.0 + abs(bound)) > best[0]:
+                        break
+    if not order[-1][0] < end and (best is None or floors is None or not floors[1] > best[0]):
+        for i in range(size - 1, -1, -1):  # the falling piece, downward
+            key, gpu = order[i]
+            if key < end:
+                break
+            t = (remaining_work[i] - rate[i] * (now - last_update[i])) / speed[i]
+            option = (score(t), gpu)
+            if best is None or option < best:
+                best = option
+            else:
+                edge = t + REL * (abs(key) + 1.0)  # GPUs further on have t below this
+                if edge > 0:
+                    bound = score(edge)
+                    if bound - REL * (1.0 + abs(bound)) > best[0]:
+                        break
     return best
 
 
-def _least_of_flat_piece(group, lo: int, hi: int, now: float, score, best, more: list = ()):
-    """Least (score, gpu) of order[lo:hi] and `best`, scoring the piece's GPUs as one array (with those of the
-    pieces `more`, (group, lo, hi) each, of the same score).
-
-    On a flat piece the scores differ only by rounding, so every GPU is scored; `score` applied to an
-    array does the scalar's floating-point operations element-wise, so the values are the scalar's.
-    A group's two pieces (adjacent in its order) are taken as one slice, and the pieces' kept progress
-    is put together before the solo times are computed: one array operation each, whatever the pieces.
-    """
-    pieces = _joined([(group, lo, hi), *more]) if more else [(group, lo, hi)]
-    if len(pieces) == 1:
-        group, lo, hi = pieces[0]
-        times, gpus = group.solo_times(lo, hi, now), group.gpus_at(lo, hi)
-    else:
-        parts = [(g.arrays(), a, b) for g, a, b in pieces]
-        remaining, rate, last_update, speed, gpus = (
-            np.concatenate([arrays[k][a:b] for arrays, a, b in parts]) for k in range(5))
-        times = solo_times_of(remaining, rate, last_update, speed, now)
-    scores = score(times)
-    least = scores.min()
-    gpu = int(gpus[scores == least].min())
-    option = (float(least), gpu)
-    return option if best is None or option < best else best
-
-
-def _joined(pieces: list) -> list:
-    """(group, lo, hi) pieces with a group's adjacent pieces (its two pieces, one after the other) made one."""
-    joined = [pieces[0]]
-    for group, lo, hi in pieces[1:]:
-        last_group, last_lo, last_hi = joined[-1]
-        if group is last_group and lo == last_hi:
-            joined[-1] = (group, last_lo, hi)
-        else:
-            joined.append((group, lo, hi))
-    return joined
-
-
-def direction(slope: float) -> int:
-    """+1, -1 or 0 (flat within rounding) from the sign of a piece's slope."""
-    return 1 if slope > REL else -1 if slope < -REL else 0
+def _above(order, remaining_work, rate, last_update, speed, now: float, score, best: float) -> bool:
+    """Whether every GPU of the order scores above `best`: the score at the first GPU's time less the order's
+    rounding allowance and at the last GPU's plus it, the least of the two less the score's allowance, is above
+    it (the score's least over the times between lies at one of them). False where the least time so widened is
+    not positive (the score's shape is proven for t > 0)."""
+    low = (remaining_work[0] - rate[0] * (now - last_update[0])) / speed[0] - REL * (abs(order[0][0]) + 1.0)
+    if not low > 0:
+        return False
+    last = len(order) - 1
+    high = (remaining_work[last] - rate[last] * (now - last_update[last])) / speed[last] + REL * (
+        abs(order[last][0]) + 1.0)
+    bound = min(score(low), score(high))
+    return bound - REL * (1.0 + abs(bound)) > best
