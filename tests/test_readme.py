@@ -37,7 +37,7 @@ def a_readme(names) -> str:
 
 def test_sections_render_the_runs_numbers(tmp_path):
     rendered = readme.sections(results_folder(tmp_path))
-    assert set(rendered) == {"claims", "predictors", "scenarios"}
+    assert set(rendered) == {"claims", "headlines", "predictors", "scenarios"}
     assert "| ISACPP | lower makespan vs Volcano (predicted edges) | -29.6% | -12.5% [-20, -5] | same direction, smaller |" \
         in rendered["claims"]
     assert "| ISACPP | lower makespan vs Liquid (predicted edges) | -34.9% | n/a | not comparable |" in rendered["claims"]
@@ -45,21 +45,37 @@ def test_sections_render_the_runs_numbers(tmp_path):
     # coloc at load 1.1: 1.5 x 1.1 x mean(1, 1.1) = 1.7325 h -> 1.73
     assert "| coloc | 1.42 | 1.73 |" in rendered["scenarios"] and "(mean JCT, hours; 2 seeds; `v100:64`)" \
         in rendered["scenarios"]
+    # without headlines given, a scenario's last point; best first
+    assert rendered["headlines"].splitlines()[:4] == ["| policy (mean JCT, h) | poisson (load 1.1) |", "|---|---|",
+                                                      "| coloc | 1.73 |", "| fifo | 2.31 |"]
+
+
+def test_the_headline_table_reads_each_scenarios_headline_point_and_leaves_a_policy_it_lacks_blank(tmp_path):
+    summary = pd.read_parquet(results_folder(tmp_path) / "sim" / "summary.parquet")
+    other = summary[summary["policy"] == "fifo"].assign(scenario="testbed", sweep="interval_s")
+    both = pd.concat([summary, other.assign(point=other["point"] * 100)])
+    table = readme.headlines_section(both, {"poisson": 0.9}).splitlines()
+    assert table[0] == "| policy (mean JCT, h) | poisson (load 0.9) | testbed (interval_s 110) |"
+    assert table[2:] == ["| coloc | 1.42 |  |", "| fifo | 1.89 | 2.31 |"]  # fifo at 0.9: 2 x 0.9 x 1.05
+    with pytest.raises(ValueError, match=r"scenario 'poisson': headline point 2.0 not among its points \[0.9, 1.1\]"):
+        readme.headlines_section(summary, {"poisson": 2.0})
+    with pytest.raises(ValueError, match=r"--headlines 'poisson:1.1': expected SCENARIO=POINT"):
+        readme.parse_headlines(["poisson:1.1"])
 
 
 def test_fill_then_check_and_a_number_edited_by_hand_is_caught(tmp_path):
     results = results_folder(tmp_path)
     path = tmp_path / "README.md"
-    path.write_text(a_readme(["claims", "predictors", "scenarios"]))
+    path.write_text(a_readme(["claims", "predictors", "scenarios", "headlines"]))
     run = [sys.executable, "-m", "coloc.cli", "readme", "--results", str(results), "--readme", str(path)]
     assert subprocess.run(run + ["--check"], capture_output=True, text=True).returncode == 1  # "old" everywhere
     assert subprocess.run(run + ["--fill"], capture_output=True, text=True).returncode == 0
     checked = subprocess.run(run + ["--check"], capture_output=True, text=True)
     assert checked.returncode == 0, checked.stderr
-    path.write_text(path.read_text().replace("1.73", "1.63"))  # a number typed in
+    path.write_text(path.read_text().replace("1.73", "1.63", 1))  # a number typed in (the scenarios' table)
     edited = subprocess.run(run + ["--check"], capture_output=True, text=True)
     assert edited.returncode == 1 and "sections ['scenarios'] differ" in edited.stderr
-    assert path.read_text().count("text\n") == 3  # the prose between sections is left as it was
+    assert path.read_text().count("text\n") == 4  # the prose between sections is left as it was
     out = tmp_path / "sections.md"  # writing the sections alone needs no README (the CI run's working folder has none)
     alone = [sys.executable, "-m", "coloc.cli", "readme", "--results", str(results), "--readme", str(tmp_path / "no.md"),
              "--sections-out", str(out)]
@@ -68,14 +84,23 @@ def test_fill_then_check_and_a_number_edited_by_hand_is_caught(tmp_path):
 
 def test_marks_and_renderings_must_match_by_name(tmp_path):
     rendered = readme.sections(results_folder(tmp_path))
-    with pytest.raises(ValueError, match=r"README sections \['claims'\] and rendered sections"):
-        readme.fill(a_readme(["claims"]), rendered)
+    with pytest.raises(ValueError, match=r"sections \['nosuch'\] are marked but not rendered"):
+        readme.fill(a_readme(["claims", "nosuch"]), rendered)
+    assert "old" in readme.fill(a_readme(["claims"]) + "old\n", rendered)  # a file may hold some sections only
+    texts = {"README.md": a_readme(["claims", "headlines"]), "docs/results.md": a_readme(["claims", "predictors"])}
+    assert readme.unplaced(texts, rendered) == [
+        "section 'claims' is marked in ['README.md', 'docs/results.md']; expected exactly one of "
+        "['README.md', 'docs/results.md']",
+        "section 'scenarios' is marked in no file; expected exactly one of ['README.md', 'docs/results.md']"]
     with pytest.raises(FileNotFoundError, match="claims_brief.csv"):
         readme.sections(tmp_path / "nothing")
 
 
-def test_the_readme_marks_every_section_the_run_writes():
-    assert set(readme.found((REPO / "README.md").read_text())) == {"claims", "predictors", "scenarios"}
+def test_the_readme_and_the_results_page_mark_every_section_the_run_writes_once():
+    texts = {d: (REPO / d).read_text() for d in readme.DOCUMENTS}
+    assert set(readme.found(texts["README.md"])) == {"claims", "headlines"}
+    assert set(readme.found(texts["docs/results.md"])) == {"predictors", "scenarios"}
+    assert readme.unplaced(texts, dict.fromkeys(["claims", "headlines", "predictors", "scenarios"], "")) == []
 
 
 def test_the_readmes_report_command_writes_a_temporary_name_then_moves_it():

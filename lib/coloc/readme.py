@@ -1,6 +1,7 @@
 """The README's result tables, written from a run's outputs, never typed in.
 
-Each table of measured results in README.md sits between two markers,
+Each table of measured results in README.md (the claims, each scenario's headline point) and in docs/results.md (the
+predictors' scores, every scenario point) sits between two markers,
 
     <!-- results:NAME (written by the run: coloc readme; do not edit) -->
     ...
@@ -8,9 +9,9 @@ Each table of measured results in README.md sits between two markers,
 
 and :func:`sections` renders every NAME from a finished run's files under ``results/`` (the claims table, the
 predictors' scores, each scenario's mean completion times). The workflow's ``readme`` rule writes the sections
-to ``results/readme.md`` and, in the default run (config ``readme.fill: true``), puts them into README.md, so
-after ``snakemake --cores all`` the README holds that run's numbers. ``coloc readme --check`` says which
-sections of a README differ from a run's files (exit 1), so a number edited by hand is caught.
+to ``results/readme.md`` and, in the default run (config ``readme.fill: true``), puts them into README.md and
+docs/results.md, so after ``snakemake --cores all`` both hold that run's numbers. ``coloc readme --check`` says
+which sections differ from a run's files (exit 1), so a number edited by hand is caught.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ END = "<!-- /results:{name} -->"
 SECTION = re.compile(r"<!-- results:(?P<name>[a-z0-9-]+) \(written by the run: coloc readme; do not edit\) -->\n"
                      r"(?P<body>.*?)<!-- /results:(?P=name) -->", re.S)
 INPUTS = {"claims": "claims_brief.csv", "predictors": "predictors/summary.csv", "scenarios": "sim/summary.parquet"}
-SCENARIO_POLICIES = 14  # at most this many policies per scenario table (best mean JCT first)
+DOCUMENTS = ("README.md", "docs/results.md")  # the files holding the sections (each section in one of them)
 
 
 def markdown(frame: pd.DataFrame) -> str:
@@ -55,12 +56,13 @@ def predictors_section(summary: pd.DataFrame, dataset: str = "gavel") -> str:
 
 
 def scenarios_section(summary: pd.DataFrame) -> str:
-    """Per scenario: each policy's mean completion time (h, mean over seeds) at every sweep point."""
+    """Per scenario: each policy's mean completion time (h, mean over seeds) at every sweep point, best last point
+    first."""
     parts = []
     for scenario, runs in summary.groupby("scenario", sort=True):
         sweep = str(runs["sweep"].iloc[0])
         means = runs.groupby(["policy", "point"])["jct_mean"].mean().unstack("point") / 3600.0
-        means = means.sort_values(means.columns[-1]).head(SCENARIO_POLICIES)
+        means = means.sort_values(means.columns[-1])
         seeds = runs["seed"].nunique()
         means.columns = [f"{sweep} {p:g}" for p in means.columns]
         table = means.map(lambda v: f"{v:.3g}").reset_index()
@@ -69,17 +71,37 @@ def scenarios_section(summary: pd.DataFrame) -> str:
     return "\n".join(parts)
 
 
-def sections(results: str | Path) -> dict[str, str]:
-    """Every section's Markdown from a run's results folder."""
+def headlines_section(summary: pd.DataFrame, headlines: dict[str, float] | None = None) -> str:
+    """One table: each policy's mean completion time (h, mean over seeds) at each scenario's headline point (the
+    `headlines` given, else its last point), a column per scenario; policies by their mean rank over the columns
+    (best first), blank where a policy did not run in a scenario."""
+    columns = {}
+    for scenario, runs in summary.groupby("scenario", sort=False):
+        points = sorted(float(p) for p in runs["point"].unique())
+        point = (headlines or {}).get(scenario, points[-1])
+        at = runs[runs["point"] == point]
+        if at.empty:
+            raise ValueError(f"scenario {scenario!r}: headline point {point!r} not among its points {points}")
+        columns[f"{scenario} ({at['sweep'].iloc[0]} {point:g})"] = at.groupby("policy")["jct_mean"].mean() / 3600.0
+    table = pd.DataFrame(columns)
+    table = table.loc[table.rank().mean(axis=1).sort_values(kind="stable").index]
+    table = table.map(lambda v: "" if pd.isna(v) else f"{v:.3g}")
+    return markdown(table.rename_axis("policy (mean JCT, h)").reset_index())
+
+
+def sections(results: str | Path, headlines: dict[str, float] | None = None) -> dict[str, str]:
+    """Every section's Markdown from a run's results folder (`headlines`: scenario -> its headline point)."""
     results = Path(results)
     missing = [str(results / f) for f in INPUTS.values() if not (results / f).is_file()]
     if missing:
         raise FileNotFoundError(f"coloc readme: {missing} missing; expected a finished run's results "
                                 f"(snakemake --cores all)")
+    summary = pd.read_parquet(results / INPUTS["scenarios"])
     # (the brief's "n/a", where coloc has no counterpart, is text: not read as a missing value, printed "nan")
     return {"claims": claims_section(pd.read_csv(results / INPUTS["claims"], dtype=str, keep_default_na=False)),
+            "headlines": headlines_section(summary, headlines),
             "predictors": predictors_section(pd.read_csv(results / INPUTS["predictors"])),
-            "scenarios": scenarios_section(pd.read_parquet(results / INPUTS["scenarios"]))}
+            "scenarios": scenarios_section(summary)}
 
 
 def found(text: str) -> dict[str, str]:
@@ -88,56 +110,89 @@ def found(text: str) -> dict[str, str]:
 
 
 def fill(text: str, rendered: dict[str, str]) -> str:
-    """`text` with each marked section's body replaced by its rendering; a marked NAME that is not rendered, or a
-    rendering with no marks in the text, is an error naming it."""
-    names = set(found(text))
-    if names != set(rendered):
-        raise ValueError(f"README sections {sorted(names)} and rendered sections {sorted(rendered)} differ; "
-                         f"expected the marks {MARK.format(name='NAME')} ... {END.format(name='NAME')} for each")
+    """`text` with each of its marked sections' body replaced by its rendering; a marked NAME that is not rendered
+    is an error naming it."""
+    unknown = sorted(set(found(text)) - set(rendered))
+    if unknown:
+        raise ValueError(f"sections {unknown} are marked but not rendered (rendered: {sorted(rendered)}); expected "
+                         f"the marks {MARK.format(name='NAME')} ... {END.format(name='NAME')} of a rendered NAME")
     return SECTION.sub(lambda m: MARK.format(name=m["name"]) + "\n" + rendered[m["name"]] + END.format(name=m["name"]),
                        text)
 
 
+def unplaced(texts: dict[str, str], rendered: dict[str, str]) -> list[str]:
+    """Problems of where the sections are marked across files: a rendered section marked in none, or in two."""
+    problems = []
+    for name in rendered:
+        holders = [path for path, text in texts.items() if name in found(text)]
+        if len(holders) != 1:
+            problems.append(f"section {name!r} is marked in {holders or 'no file'}; expected exactly one of "
+                            f"{list(texts)}")
+    return problems
+
+
 def stale(text: str, rendered: dict[str, str]) -> list[str]:
-    """Names of the sections whose body in `text` differs from the rendering (or that are missing there)."""
-    bodies = found(text)
-    return sorted(name for name, body in rendered.items() if bodies.get(name) != body)
+    """Names of the sections marked in `text` whose body differs from the rendering."""
+    return sorted(name for name, body in found(text).items() if rendered.get(name) != body)
+
+
+def parse_headlines(values) -> dict[str, float]:
+    """{scenario: point} from 'scenario=point' texts."""
+    out = {}
+    for value in values or ():
+        scenario, sep, point = value.partition("=")
+        try:
+            out[scenario] = float(point)
+        except ValueError:
+            sep = ""
+        if not sep or not scenario:
+            raise ValueError(f"--headlines {value!r}: expected SCENARIO=POINT, e.g. poisson=1.1")
+    return out
 
 
 def main(argv=None) -> int:
-    """``coloc readme``: render a run's sections; write them to a file, fill README.md, or check it."""
+    """``coloc readme``: render a run's sections; write them to a file, fill the documents, or check them."""
     import argparse
     import os
     import sys
 
     parser = argparse.ArgumentParser(prog="coloc readme", description=__doc__.split("\n\n")[0])
     parser.add_argument("--results", default="results", help="the run's results folder")
-    parser.add_argument("--readme", default="README.md", help="the README with the marked sections")
+    parser.add_argument("--readme", nargs="+", default=list(DOCUMENTS),
+                        help="the files with the marked sections (each section marked in exactly one)")
+    parser.add_argument("--headlines", nargs="*", default=(), metavar="SCENARIO=POINT",
+                        help="each scenario's headline point (default: its last point)")
     parser.add_argument("--sections-out", help="write every rendered section here (Markdown)")
     action = parser.add_mutually_exclusive_group()
-    action.add_argument("--fill", action="store_true", help="put the sections into the README")
-    action.add_argument("--check", action="store_true", help="exit 1, naming them, if the README's sections differ")
+    action.add_argument("--fill", action="store_true", help="put the sections into the files")
+    action.add_argument("--check", action="store_true", help="exit 1, naming them, if the files' sections differ")
     args = parser.parse_args(argv)
     try:
-        rendered = sections(args.results)
-        text = Path(args.readme).read_text() if (args.check or args.fill) else ""  # (only these read it)
+        rendered = sections(args.results, parse_headlines(args.headlines))
+        texts = {path: Path(path).read_text() for path in args.readme} if (args.check or args.fill) else {}
         if args.sections_out:
             out = Path(args.sections_out)
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text("".join(f"{MARK.format(name=n)}\n{body}{END.format(name=n)}\n\n" for n, body in rendered.items()))
+        problems = unplaced(texts, rendered) if texts else []
+        if problems:
+            raise ValueError("; ".join(problems))
         if args.check:
-            different = stale(text, rendered)
-            if different:
-                print(f"coloc readme: {args.readme}: sections {different} differ from the run in {args.results} "
+            different = {path: stale(text, rendered) for path, text in texts.items()}
+            different = {path: names for path, names in different.items() if names}
+            for path, names in different.items():
+                print(f"coloc readme: {path}: sections {names} differ from the run in {args.results} "
                       f"(coloc readme --fill writes them)", file=sys.stderr)
+            if different:
                 return 1
-            print(f"{args.readme}: every section equals the run in {args.results}")
+            print(f"{', '.join(texts)}: every section equals the run in {args.results}")
         elif args.fill:
-            filled = fill(text, rendered)
-            temporary = Path(f"{args.readme}.partial")
-            temporary.write_text(filled)
-            os.replace(temporary, args.readme)
-            print(f"{args.readme}: sections {sorted(rendered)} written from {args.results}")
+            for path, text in texts.items():
+                filled = fill(text, rendered)
+                temporary = Path(f"{path}.partial")
+                temporary.write_text(filled)
+                os.replace(temporary, path)
+                print(f"{path}: sections {sorted(found(text))} written from {args.results}")
     except (FileNotFoundError, ValueError) as err:
         print(f"coloc readme: {err}", file=sys.stderr)
         return 2

@@ -1,5 +1,8 @@
+import shlex
+
 # The README's result tables, written from this run's outputs (coloc.readme): results/readme.md always, and the
-# marked sections of README.md itself where config readme.fill is true (the default run; never the CI run).
+# marked sections of README.md and docs/results.md themselves where config readme.fill is true (the default run;
+# never the CI run). Each scenario's headline point comes from its spec.
 
 
 rule readme:
@@ -12,7 +15,8 @@ rule readme:
         sections="results/readme.md",
     params:
         fill="--fill" if config["readme"]["fill"] else "",
-        readme=str(REPO / "README.md"),  # the workflow's own README, wherever the run's working directory is
+        documents=" ".join(shlex.quote(str(REPO / d)) for d in ("README.md", "docs/results.md")),  # the workflow's own, wherever the run's working directory is
+        headlines=" ".join(shlex.quote(f"{s}={SIM['scenario_specs'][s]['headline']}") for s in SIM["scenarios"]),
     resources:
         mem_mb=1000,
         runtime=5,
@@ -22,8 +26,8 @@ rule readme:
     conda:
         ENVS / "tables.yaml"
     shell:
-        "python -m coloc.cli readme --results results --readme {params.readme:q} --sections-out {output.sections:q} "
-        "{params.fill} 2>&1 | tee {log:q}"
+        "python -m coloc.cli readme --results results --readme {params.documents} --headlines {params.headlines} "
+        "--sections-out {output.sections:q} {params.fill} 2>&1 | tee {log:q}"
 
 
 ALL_OUTPUTS.extend(rules.readme.output)
