@@ -18,6 +18,7 @@ keep). `info(name)` gives a policy's kind and declared needs without building it
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 from collections.abc import Callable
 
@@ -114,11 +115,19 @@ def _factory(name: str):
         raise KeyError(f"unknown policy {name!r}; known: {names()}") from None
 
 
+_SCANNED: list = []  # the package folders' listing when every module of it was last imported
+
+
 def _load_all() -> None:
-    """Import every module of this package, so that each registers its policies."""
+    """Import every module of this package, so that each registers its policies (again only when a file of the
+    package was added or removed since: the registry is read thousands of times by a config check)."""
     package = importlib.import_module(__package__)
+    listing = sorted(name for folder in package.__path__ for name in os.listdir(folder))
+    if listing == _SCANNED:
+        return
     for module in pkgutil.iter_modules(package.__path__):
         importlib.import_module(f"{__package__}.{module.name}")
+    _SCANNED[:] = listing
 
 
 def place_exclusive(view, job: Job) -> bool:
