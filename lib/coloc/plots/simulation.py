@@ -367,7 +367,7 @@ def regret(table: pd.DataFrame, title: str = "") -> plt.Figure:
     axes[-1, 0].set_xlabel("regret = (mean JCT - oracle's) / (fifo's - oracle's); whiskers: 95% interval (Fieller, "
                            "paired seeds)")
     fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.16 * (title.count("\n") + 1) / fig.get_figheight()))  # room for the title's lines
     return fig
 
 
