@@ -20,6 +20,7 @@ Legends sit beside the panels, never over data.
 from __future__ import annotations
 
 import math
+import textwrap
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -91,14 +92,18 @@ def palette(order: list[str]) -> dict[str, tuple]:
     return dict(zip(order, colours))
 
 
+def truth_of(rows: pd.DataFrame) -> str:
+    """The measured data that is the rows' ground truth, e.g. 'Gavel + Lucid's RTX 3090 measured pairs'."""
+    datasets = sorted(rows["dataset"].dropna().unique()) if "dataset" in rows.columns else ["gavel"]
+    return " + ".join(TRUTHS.get(d, d) for d in datasets) + " measured pairs"
+
+
 def source_line(rows: pd.DataFrame) -> str:
     """Where the numbers come from: the ground truth and the predictions (protocol, predictors)."""
     protocols = ",".join(sorted({p for p in rows["protocol"].dropna().unique() if p})) or "none"
     norm = ",".join(sorted({p for p in rows.get("predictor_norm", pd.Series(dtype=str)).dropna().unique() if p}))
     util = ",".join(sorted({p for p in rows.get("predictor_util", pd.Series(dtype=str)).dropna().unique() if p}))
-    datasets = sorted(rows["dataset"].dropna().unique()) if "dataset" in rows.columns else ["gavel"]
-    truth = " + ".join(TRUTHS.get(d, d) for d in datasets)
-    return (f"truth: {truth} measured pairs; policies see out-of-fold predictions "
+    return (f"truth: {truth_of(rows)}; policies see out-of-fold predictions "
             f"(protocol {protocols}; pairs {norm or '-'}, utilization {util or '-'})")
 
 
@@ -343,6 +348,18 @@ def scheduling_delay(table: pd.DataFrame, paper: dict[str, float] | None = None,
 
 
 REGRET_SHOWN = (-0.5, 2.0)  # the regret axis; values beyond it are written at its edge, in their point's colour
+
+
+def regret_title(summary: pd.DataFrame) -> str:
+    """What the regret figure shows and where its numbers come from: truth, clusters, protocols, predictors."""
+    firsts = summary.drop_duplicates("scenario")
+    clusters = "; ".join(f"{s} {c}" for s, c in zip(firsts["scenario"], firsts["cluster"]))
+    read = summary[summary["kind"] == "predictive"] if "kind" in summary.columns else summary
+    protocols = ", ".join(sorted(p for p in read["protocol"].dropna().unique() if p)) or "none"
+    norm = ", ".join(sorted(p for p in read.get("predictor_norm", pd.Series(dtype=str)).dropna().unique() if p)) or "-"
+    return (f"Regret of each deployable policy against coloc's bound, mean JCT, per scenario point\n"
+            f"truth: {truth_of(summary)}\n" + "\n".join(textwrap.wrap(f"clusters: {clusters}", 130)) + "\n"
+            f"predictions out-of-fold, protocols {protocols} ('@' names a policy's own; pair predictors {norm})")
 
 
 def regret(table: pd.DataFrame, title: str = "") -> plt.Figure:

@@ -11,7 +11,6 @@ coloc.stats): the figures rule computes it from the gathered summary.
 from __future__ import annotations
 
 import math
-import textwrap
 
 import pandas as pd
 
@@ -105,20 +104,3 @@ def regret_report(summary: pd.DataFrame, metric: str = "jct_mean", bound: str = 
     policies = {p: i for i, p in enumerate(dict.fromkeys(summary["policy"]))}
     order = table.assign(_s=table["scenario"].map(scenarios), _p=table["policy"].map(policies))
     return order.sort_values(["_s", "point", "_p", "protocol"]).drop(columns=["_s", "_p"]).reset_index(drop=True)
-
-
-TRUTHS = {"gavel": "Gavel's", "lucid": "Lucid's RTX 3090"}  # a scenario's dataset -> whose measurements are its truth
-
-
-def figure_title(summary: pd.DataFrame) -> str:
-    """What the regret figure shows and where its numbers come from: truth, clusters, protocols, predictors."""
-    firsts = summary.drop_duplicates("scenario")
-    clusters = "; ".join(f"{s} {c}" for s, c in zip(firsts["scenario"], firsts["cluster"]))
-    read = summary[summary["kind"] == "predictive"] if "kind" in summary.columns else summary
-    protocols = ", ".join(sorted(p for p in read["protocol"].dropna().unique() if p)) or "none"
-    norm = ", ".join(sorted(p for p in read.get("predictor_norm", pd.Series(dtype=str)).dropna().unique() if p)) or "-"
-    sources = set(summary["dataset"].dropna()) if "dataset" in summary.columns else {"gavel"}
-    truth = " and ".join(f"{TRUTHS.get(d, d)} measured pairs" for d in sorted(sources))
-    return (f"Regret of each deployable policy against coloc's bound, mean JCT, per scenario point\n"
-            f"truth: {truth}\n" + "\n".join(textwrap.wrap(f"clusters: {clusters}", 130)) + "\n"
-            f"predictions out-of-fold, protocols {protocols} ('@' names a policy's own; pair predictors {norm})")
