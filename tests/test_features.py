@@ -1,4 +1,5 @@
 """Model-graph features: published values, batch scaling, operator counting, memory-free extraction."""
+import pandas as pd
 import psutil
 import pytest
 import torch
@@ -153,3 +154,12 @@ def test_workloads_table_contract():
     assert table.set_index("workload").loc["a3c-pong-b4", "n_recurrent"] == 20  # one cell per rollout step
     with pytest.raises(KeyError, match="squeezenet-cifar10-b32"):
         features.workloads_table(["squeezenet-cifar10-b33"])
+
+
+def test_workloads_table_same_with_workers():
+    """Measured in two spawned processes, the table equals the one measured in this process, AMP rows included
+    (an AMP job type reuses its FP32 graph, measured by whichever process got it)."""
+    names = ["resnet18-cifar10-b32-amp", "squeezenet-cifar10-b32", "resnet18-cifar10-b32"]
+    alone = features.workloads_table(names)
+    pd.testing.assert_frame_equal(features.workloads_table(names, workers=2), alone)
+    assert alone.set_index("workload").loc["resnet18-cifar10-b32-amp", "amp"] == 1

@@ -343,3 +343,22 @@ def test_an_amp_job_type_s_batch_is_its_fp32_job_type_s():
 
     names = pd.Series(["resnet18-cifar10-b128-amp", "resnet18-cifar10-b128", "lm-wikitext2-b64-amp"])
     assert _log_batch(names).tolist() == [7.0, 7.0, 6.0]
+
+
+@pytest.mark.parametrize("rows, columns, seed", [(120, 40, 19), (30, 90, 0)])  # more rows than columns, and fewer
+def test_ridge_loo_is_scikit_learns_ridge_cv(rows, columns, seed):
+    """The interaction model's leave-one-out ridge picks the penalty scikit-learn's RidgeCV picks and fits the same
+    coefficients and intercept, on indicator columns (some duplicated, as the model's are on one device). The seeds
+    are ones where leaving the intercept's leverage out of the leave-one-out errors picks another penalty."""
+    from sklearn.linear_model import RidgeCV
+
+    from coloc.predict.interactions import ALPHAS, ridge_loo
+    rng = np.random.default_rng(seed)
+    x = (rng.random((rows, columns)) < 0.2).astype(float)
+    x[:, 1] = x[:, 0]
+    y = x @ rng.normal(size=columns) + rng.normal(scale=0.5, size=rows) + 3.0
+    reference = RidgeCV(alphas=ALPHAS, gcv_mode="svd").fit(x, y)
+    coef, intercept, alpha = ridge_loo(x, y, ALPHAS)
+    assert alpha == reference.alpha_
+    np.testing.assert_allclose(coef, reference.coef_, atol=1e-10)
+    assert intercept == pytest.approx(reference.intercept_, abs=1e-10)

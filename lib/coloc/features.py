@@ -25,7 +25,9 @@ big batches cost no memory.
 """
 from __future__ import annotations
 
+import multiprocessing
 from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Iterable
 
 import pandas as pd
@@ -226,21 +228,32 @@ def extract(name: str, batch_size: int | None = None) -> dict:
     return row
 
 
-def workloads_table(names: Iterable[str] | None = None, progress: bool = False) -> pd.DataFrame:
-    """The workloads table: one row per job type (all by default), sorted by workload."""
+def workloads_table(names: Iterable[str] | None = None, progress: bool = False, workers: int = 1) -> pd.DataFrame:
+    """The workloads table: one row per job type (all by default), sorted by workload.
+
+    An AMP job type whose FP32 job type is in the table reuses its graph (measured once). ``workers`` > 1
+    measures the graphs in that many spawned processes (each job type's measurement is independent and
+    deterministic, so the table is the same for any ``workers``).
+    """
     names = sorted(set(workloads.names() if names is None else names))
     for n in names:
         workloads.spec(n)  # fail early, naming the unknown job type
-    rows, plain = [], {}
-    for n in tqdm(names, desc="features", disable=not progress):
-        base = n.removesuffix(workloads.AMP_SUFFIX)
-        if base != n and base in names:  # the same graph as its FP32 job type: measured once
-            plain.setdefault(base, extract(base))
-            rows.append(amp_row(plain[base], n))
-        else:
-            plain[n] = plain.get(n) or extract(n)
-            rows.append(plain[n])
-    return pd.DataFrame(rows).sort_values("workload", ignore_index=True)
+    graph_of = {n: _graph_name(n, names) for n in names}
+    graphs = sorted(set(graph_of.values()))
+    if workers > 1 and len(graphs) > 1:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            measured = list(tqdm(pool.map(extract, graphs), total=len(graphs), desc="features", disable=not progress))
+    else:
+        measured = [extract(g) for g in tqdm(graphs, desc="features", disable=not progress)]
+    rows = dict(zip(graphs, measured))
+    table = [rows[n] if graph_of[n] == n else amp_row(rows[graph_of[n]], n) for n in names]
+    return pd.DataFrame(table).sort_values("workload", ignore_index=True)
+
+
+def _graph_name(name: str, names: list[str]) -> str:
+    """The job type whose graph ``name`` is measured on: its FP32 job type if that is in ``names``, else itself."""
+    base = name.removesuffix(workloads.AMP_SUFFIX)
+    return base if base != name and base in names else name
 
 
 def amp_row(row: dict, name: str) -> dict:

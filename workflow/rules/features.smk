@@ -16,10 +16,10 @@ rule features:
                                category="3 Features"),
     params:
         names=as_yaml({"names": config["features"]["names"]}),
+    threads: config["features"]["workers"]
     resources:
         mem_mb=2000,
         runtime=20,
-        cpus_per_task=1,
     log:
         notebook="results/notebooks/02_features.ipynb",
     conda:
@@ -29,7 +29,7 @@ rule features:
         "-p workloads_path {output.workloads:q} -p flops_figure_path {output.flops_figure:q} "
         "-p correlation_figure_path {output.correlation_figure:q} "
         "-p operator_figure_path {output.operator_figure:q} "
-        "-y {params.names:q}"
+        "-p workers {threads:q} -y {params.names:q}"
 
 
 ALL_OUTPUTS.extend(rules.features.output)

@@ -8,7 +8,10 @@ For a job ``j`` next to one co-runner ``c`` on device ``d``, ridge regression fi
 on the training pairs' directed rows, one indicator column per effect seen in training;
 an effect never seen (a new job type, family or device) contributes 0, so the prediction
 falls back on what is known (e.g. the co-runner's effect for a job of a new family). The
-ridge penalty is chosen among a few values by efficient leave-one-out on the training rows.
+ridge penalty (the intercept unpenalized) is chosen among a few values by exact leave-one-out
+on the training rows (:func:`ridge_loo`: one eigendecomposition of the centered X'X (or XX')
+serves every penalty; the same fit and choice as scikit-learn's ``RidgeCV``, at about half the time
+of its SVD of X on Lucid's 2,776 x 1,374 design).
 
 With several co-runners the job's predicted pairwise log slowdowns add up: the product of
 pairwise normalized throughputs, the simulator's extrapolation beyond pairs.
@@ -18,7 +21,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from sklearn.linear_model import RidgeCV
 
 from coloc.datasets import family_of
 from coloc.predict.base import InsufficientData, Predictor, Tables, pair_labels, result
@@ -63,14 +65,43 @@ class InteractionModel(Predictor):
             for key in keys:
                 self.vocab_.setdefault(key, len(self.vocab_))
         y = np.log(np.maximum(labels["norm"].to_numpy(float), FLOOR))
-        self.model_ = RidgeCV(alphas=tuple(float(a) for a in self.alphas), gcv_mode="svd").fit(self._design(row_keys), y)
+        self.coef_, self.intercept_, self.alpha_ = ridge_loo(self._design(row_keys), y, self.alphas)
         return self
 
     def predict(self, queries: pd.DataFrame, context: Tables) -> pd.DataFrame:
         ex = exploded(queries)  # one row per (query, co-runner)
         jobs = queries["workload"].to_numpy()[ex["query"].to_numpy()]
         row_keys = list(map(effect_keys, ex["device"], jobs, ex["workload"]))
-        log_pair = self.model_.predict(self._design(row_keys)) if row_keys else np.zeros(0)
+        log_pair = self._design(row_keys) @ self.coef_ + self.intercept_ if row_keys else np.zeros(0)
         log_norm = np.zeros(len(queries))
         np.add.at(log_norm, ex["query"].to_numpy(), log_pair)
         return result(queries.index, np.exp(log_norm))
+
+
+def ridge_loo(x: np.ndarray, y: np.ndarray, alphas) -> tuple[np.ndarray, float, float]:
+    """Ridge regression of ``y`` on ``x`` with an unpenalized intercept, its penalty the one of ``alphas`` with the
+    least mean squared leave-one-out error (the first on a tie). Returns (coefficients, intercept, penalty).
+
+    With x centered and z (n x r) such that z z' = x x' and z'z = diag(lam) (z = x V from x'x = V diag(lam) V' when
+    x has at least as many rows as columns, else z = U diag(sqrt(lam)) from x x' = U diag(lam) U'), the fitted
+    values at penalty a are z (z'y_c / (lam + a)), row i's leverage h_i = 1/n + sum_k z_ik^2 / (lam_k + a) (1/n: the
+    intercept), and its leave-one-out residual (y_i - fitted_i) / (1 - h_i), exactly.
+    """
+    mean_x, mean_y = x.mean(axis=0), y.mean()
+    xc, yc = x - mean_x, y - mean_y
+    primal = xc.shape[0] >= xc.shape[1]
+    lam, vectors = np.linalg.eigh(xc.T @ xc if primal else xc @ xc.T)
+    lam = np.maximum(lam, 0.0)  # positive semi-definite: rounding only below 0
+    z = xc @ vectors if primal else vectors * np.sqrt(lam)
+    zy, z2 = z.T @ yc, z * z
+    best = None
+    for alpha in (float(a) for a in alphas):
+        shrink = 1.0 / (lam + alpha)
+        residual = yc - z @ (shrink * zy)
+        leverage = 1.0 / len(y) + z2 @ shrink
+        error = np.mean((residual / (1.0 - leverage)) ** 2)
+        if best is None or error < best[0]:
+            best = (error, alpha, shrink)
+    _, alpha, shrink = best
+    coef = vectors @ (shrink * zy) if primal else xc.T @ (vectors @ (shrink * (vectors.T @ yc)))
+    return coef, float(mean_y - mean_x @ coef), alpha
