@@ -25,3 +25,15 @@ def test_save_writes_the_figure_and_closes_it_on_a_file_only_backend(tmp_path):
     ax.plot([0, 1], [1, 0])
     path = plots.save(fig, tmp_path / "sub" / "line.png")
     assert path.stat().st_size > 1000 and fig.number not in plt.get_fignums()
+
+
+def test_a_protocol_without_horus_utilization_says_so_instead_of_empty_axes():
+    from coloc.plots.predictors import utilization_scatter
+    empty = pd.DataFrame(columns=["device", "workload", "util", "pred_util", "util_source"])
+    fig = utilization_scatter(empty, "Gavel", "lojo")
+    ax = fig.axes[0]
+    assert not ax.axison and not ax.collections  # no axes, no points
+    assert "did not run under lojo" in ax.texts[0].get_text()
+    full = pd.DataFrame({"device": ["v100"], "workload": ["w"], "util": [0.5], "pred_util": [0.4], "util_source": ["smi"]})
+    assert utilization_scatter(full, "Gavel", "lofo").axes[0].collections  # the points of a protocol that ran it
+    plt.close("all")

@@ -79,8 +79,15 @@ def family_errors(scores: pd.DataFrame, predictors, source: str, protocol: str) 
 
 
 def utilization_scatter(utilization: pd.DataFrame, source: str, protocol: str) -> plt.Figure:
-    """Horus: predicted vs label solo utilization, out-of-fold, coloured by device."""
+    """Horus: predicted vs label solo utilization, out-of-fold, coloured by device; a note instead of axes when the
+    protocol ran no Horus utilization model (its `protocols` option leaves it out)."""
     fig, ax = plt.subplots(figsize=(5, 4.5))
+    if utilization.empty:
+        ax.set_axis_off()
+        ax.text(0.5, 0.5, f"Horus's utilization model did not run under {protocol}\n"
+                f"(predictors.util_models.horus.protocols)", ha="center", va="center", wrap=True)
+        ax.set_title(f"Horus utilization ({protocol}); data: {source}")
+        return fig
     for device, sub in utilization.groupby("device"):
         ax.scatter(sub["util"], sub["pred_util"], s=14, label=device)
     ax.legend(fontsize=8)
