@@ -44,7 +44,16 @@ def claims_section(brief: pd.DataFrame) -> str:
     return markdown(table[["paper", "claim", "paper says", "coloc (95% interval)", "verdict"]])
 
 
-def predictors_section(summary: pd.DataFrame, dataset: str = "gavel") -> str:
+PREDICTOR_DATASETS = ("gavel", "lucid", "gavel-lucid")  # the datasets of the README's predictor tables, in order
+
+
+def predictors_section(summary: pd.DataFrame) -> str:
+    """A table per dataset of PREDICTOR_DATASETS the run scored (Gavel's, Lucid's, the cross-dataset protocol's)."""
+    present = [d for d in PREDICTOR_DATASETS if (summary["dataset"] == d).any()]
+    return "\n".join(predictors_table(summary, d) for d in present)
+
+
+def predictors_table(summary: pd.DataFrame, dataset: str) -> str:
     """MAPE (%) of each pair predictor under each protocol on `dataset`, mean over seeds (predictors as rows)."""
     part = summary[summary["dataset"] == dataset]
     if "setting" in part.columns:
