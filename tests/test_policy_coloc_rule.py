@@ -1,9 +1,9 @@
 """coloc's rule of when to share (cost against the wait and the queue) and coloc-online's refinement, by hand."""
 import pytest
-from sim_cases import ABC, predictions, trace, truth_abc
+from sim_cases import ABC, predictions, tables, trace, truth_abc
 
 from coloc import policies
-from coloc.sim import ClusterSpec, simulate
+from coloc.sim import ClusterSpec, GroundTruth, simulate
 
 ONE = ClusterSpec((("v100", 1),))
 EXACT = predictions(ABC)
@@ -87,3 +87,23 @@ def test_online_decisions_are_reproducible():
     runs = [simulate(jobs, truth_abc(), policies.get("coloc-online"), ClusterSpec((("v100", 2),)), WRONG,
                      restart_cost_s=30.0, check_every=1).jobs for _ in range(2)]
     assert runs[0].equals(runs[1])
+
+
+def test_online_split_reads_no_factor_of_a_set_younger_than_its_window():
+    # GPU 0: b (5000 s) from 0, c (369 s) packed next to it at 10 (b with c predicted 0.95 + 0.95, truth 0.4 + 0.3).
+    # GPU 1: d (5000 s) from 0, e (600 s) packed next to it at 100 (predicted 0.95 + 0.95, truth 0.3 + 0.3).
+    # a arrives at 200 (queued: both GPUs full): the round observes b with c (190 s together) and weighs splitting
+    # c off. Staying adds (1 + 0.5 x 0.3) x 312 / 0.3 = 1508 s. Splitting costs c its restart (30 s) and its wait
+    # until the first running job ends. e has run next to d for 100 s only, less than the 120 s window: no real
+    # scheduler has measured its 0.3 yet. Read anyway, e would end 570 / 0.3 = 1900 s on, the wait more than the
+    # cost of staying (no split); at e's predicted factor (above 0.6 after the refit) it ends within 975 s: c is split.
+    norms = {**ABC, ("d", "d"): (0.9, 0.9), ("d", "e"): (0.3, 0.3), ("e", "e"): (0.9, 0.9)}
+    solo, pairs = tables(norms)
+    truth = GroundTruth(solo, pairs, "v100")
+    said = predictions({**norms, ("b", "c"): (0.95, 0.95), ("d", "e"): (0.95, 0.95)})
+    rows = [(1, 0.0, 5000.0, 1, "b"), (2, 0.0, 5000.0, 1, "d"), (3, 10.0, 369.0, 1, "c"), (4, 100.0, 600.0, 1, "e"),
+            (5, 200.0, 10000.0, 1, "a")]
+    online = simulate(trace(rows), truth, policies.get("coloc-online", period_s=None),
+                      ClusterSpec((("v100", 2),)), said, restart_cost_s=30.0)
+    assert by_id(online, "colocated_time")[4] > 0 and by_id(online, "start_time")[4] == 100.0
+    assert by_id(online, "preemptions")[3] == 1
