@@ -107,3 +107,43 @@ def test_online_split_reads_no_factor_of_a_set_younger_than_its_window():
                       ClusterSpec((("v100", 2),)), said, restart_cost_s=30.0)
     assert by_id(online, "colocated_time")[4] > 0 and by_id(online, "start_time")[4] == 100.0
     assert by_id(online, "preemptions")[3] == 1
+
+
+FOUR = ClusterSpec((("v100", 4),))
+WITH_D = {**ABC, ("d", "d"): (0.9, 0.9)}  # d shares with d only (its pairs with a, b, c unmeasured)
+
+
+def blocked_case(single_s: float):
+    """c (5000 s) on GPU 0 and d (300 s) on GPU 1 from 0; a 3-GPU job (100 s) at 1, 2 GPUs idle: it waits; a
+    single-GPU a job of `single_s` s arrives at 2."""
+    solo, pairs = tables(WITH_D)
+    rows = [(1, 0.0, 5000.0, 1, "c"), (2, 0.0, 300.0, 1, "d"), (3, 1.0, 100.0, 3, "a"), (4, 2.0, single_s, 1, "a")]
+    truth = GroundTruth(solo, pairs, "v100")
+    return simulate(trace(rows), truth, policies.get("oracle", truth=truth), FOUR)
+
+
+def test_a_single_gpu_job_shares_rather_than_take_an_idle_gpu_a_blocked_wide_job_needs():
+    # The 3-GPU job needs one busy GPU more than the 2 idle: d's, idle at 300. The a job (2000 s) taking an idle GPU
+    # would hold it until 2002: the wide job starts 1702 s later. Packed next to c instead (a at 0.8, c at 0.9) it
+    # adds 0.3 x 2000 / 0.8 = 750 s of completion time and saves 0.7 x 2500 s of GPU time, a quarter of it the
+    # queue's (1 job behind on 4 GPUs): a score of 312.5 s, below the 1702 s: it shares, the wide job starts at 300.
+    result = blocked_case(2000.0)
+    assert by_id(result, "start_time")[4] == 2.0 and by_id(result, "colocated_time")[4] > 0
+    assert by_id(result, "start_time")[3] == pytest.approx(300.0)
+
+
+def test_a_single_gpu_job_that_would_free_its_gpu_in_time_takes_the_idle_gpu():
+    # The same a job of 250 s: on an idle GPU it is done at 252, before d's GPU falls idle at 300, so taking it delays
+    # the wide job by nothing; packing would cost it completion time: it takes the idle GPU.
+    result = blocked_case(250.0)
+    assert by_id(result, "colocated_time")[4] == 0.0 and by_id(result, "finish_time")[4] == pytest.approx(252.0)
+    assert by_id(result, "start_time")[3] == pytest.approx(300.0)
+
+
+def test_nth_least_with_one_time_moved_is_the_sorted_rank():
+    from coloc.policies.blocked import nth_least
+    times = [1.0, 3.0, 3.0, 7.0]
+    assert nth_least(times, 2) == 3.0 and nth_least(times, 5) == float("inf")
+    assert nth_least(times, 2, add=2.0) == 2.0 and nth_least(times, 4, add=2.0) == 3.0
+    assert nth_least(times, 1, drop=1.0) == 3.0 and nth_least(times, 3, drop=3.0, add=9.0) == 7.0 and nth_least(times, 4, drop=3.0, add=9.0) == 9.0
+    assert nth_least(times, 2, drop=7.0, add=0.5) == 1.0
