@@ -113,20 +113,21 @@ FOUR = ClusterSpec((("v100", 4),))
 WITH_D = {**ABC, ("d", "d"): (0.9, 0.9)}  # d shares with d only (its pairs with a, b, c unmeasured)
 
 
-def blocked_case(single_s: float):
-    """c (5000 s) on GPU 0 and d (300 s) on GPU 1 from 0; a 3-GPU job (100 s) at 1, 2 GPUs idle: it waits; a
+def blocked_case(single_s: float, wide_s: float = 3000.0):
+    """c (5000 s) on GPU 0 and d (300 s) on GPU 1 from 0; a 3-GPU job (`wide_s`) at 1, 2 GPUs idle: it waits; a
     single-GPU a job of `single_s` s arrives at 2."""
     solo, pairs = tables(WITH_D)
-    rows = [(1, 0.0, 5000.0, 1, "c"), (2, 0.0, 300.0, 1, "d"), (3, 1.0, 100.0, 3, "a"), (4, 2.0, single_s, 1, "a")]
+    rows = [(1, 0.0, 5000.0, 1, "c"), (2, 0.0, 300.0, 1, "d"), (3, 1.0, wide_s, 3, "a"), (4, 2.0, single_s, 1, "a")]
     truth = GroundTruth(solo, pairs, "v100")
     return simulate(trace(rows), truth, policies.get("oracle", truth=truth), FOUR)
 
 
 def test_a_single_gpu_job_shares_rather_than_take_an_idle_gpu_a_blocked_wide_job_needs():
-    # The 3-GPU job needs one busy GPU more than the 2 idle: d's, idle at 300. The a job (2000 s) taking an idle GPU
-    # would hold it until 2002: the wide job starts 1702 s later. Packed next to c instead (a at 0.8, c at 0.9) it
-    # adds 0.3 x 2000 / 0.8 = 750 s of completion time and saves 0.7 x 2500 s of GPU time, a quarter of it the
-    # queue's (1 job behind on 4 GPUs): a score of 312.5 s, below the 1702 s: it shares, the wide job starts at 300.
+    # The 3-GPU job needs one busy GPU more than the 2 idle: d's, idle at 300. The a job (2000 s, ahead of it in
+    # queue order) taking an idle GPU would hold it until 2002: the wide job would start 1702 s later. Packed next to
+    # c instead (a at 0.8, c at 0.9) it adds 0.3 x 2000 / 0.8 = 750 s of completion time and saves 0.7 x 2500 s of
+    # GPU time, a quarter of it the queue's (1 job behind on 4 GPUs): a score of 312.5 s, below the 1702 s: it
+    # shares, and the wide job starts at 300.
     result = blocked_case(2000.0)
     assert by_id(result, "start_time")[4] == 2.0 and by_id(result, "colocated_time")[4] > 0
     assert by_id(result, "start_time")[3] == pytest.approx(300.0)
@@ -138,6 +139,15 @@ def test_a_single_gpu_job_that_would_free_its_gpu_in_time_takes_the_idle_gpu():
     result = blocked_case(250.0)
     assert by_id(result, "colocated_time")[4] == 0.0 and by_id(result, "finish_time")[4] == pytest.approx(252.0)
     assert by_id(result, "start_time")[3] == pytest.approx(300.0)
+
+
+def test_a_job_behind_a_blocked_wide_job_leaves_it_the_idle_gpus():
+    # The wide job of 100 s is ahead of the a job (2000 s) in queue order: the a job may take an idle GPU only if it
+    # ends before the wide job starts (300), which it would not, and sharing next to c (score 312.5 s) costs more
+    # than its wait (d's end, 298 s on): it waits, and the wide job starts at 300, not when the a job would end (2002).
+    result = blocked_case(2000.0, wide_s=100.0)
+    assert by_id(result, "start_time")[3] == pytest.approx(300.0)
+    assert by_id(result, "start_time")[4] >= 300.0
 
 
 def test_nth_least_with_one_time_moved_is_the_sorted_rank():

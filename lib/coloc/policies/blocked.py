@@ -4,10 +4,15 @@ coloc's rule (coloc.policies.coloc) fills idle GPUs first and weighs sharing onl
 not free, though, while a queued job needs more GPUs than are idle: a single-GPU job that takes one puts that job's
 start back to the next GPU predicted to fall idle. Taken again and again by the single-GPU jobs that keep arriving,
 the idle GPUs never add up, and a wide job starts only when enough of them fall idle together with no single-GPU job
-queued. So while such a job waits (`blocked`: the first in queue order), coloc offers the single-GPU jobs to share
-first, under its own rule with the wait replaced by what taking the idle GPU instead costs the blocked job
-(`BlockedStart.delay`): its predicted start with the idle GPU taken, less its predicted start with the job packed
-on the GPU chosen (which may keep that GPU busy longer). A job that does not share takes an idle GPU as before.
+queued. So while such a job waits (`blocked`: the first in queue order):
+
+* the single-GPU jobs ahead of it in queue order, whose alternative is an idle GPU, are offered to share first,
+  under coloc's rule with the wait replaced by what taking the idle GPU instead costs the blocked job
+  (`BlockedStart.delay`): its predicted start with the idle GPU taken, less its predicted start with the job packed
+  on the GPU chosen (which may keep that GPU busy longer); one that does not share takes an idle GPU as before;
+* the jobs behind it take idle GPUs it runs on only if predicted to end (alone) before it is predicted to start
+  (`fill_idle_keeping`: EASY backfilling, Lifka 1995, on predicted times); the others wait, or share where coloc's
+  wait rule lets them.
 
 The blocked job starts when the GPUs it needs are idle: on each device type that runs it, the idle ones and then
 the busy ones in the order they are predicted to fall idle, at the last predicted end of their residents (the
@@ -85,6 +90,29 @@ class BlockedStart:
         old = self._idle_at.get(there, {}).get(gpu)
         joining = self.start((there, old, max(old, busy_until))) if old is not None else self.start()
         return 0.0 if taking == joining else taking - joining  # (0 where it never starts either way)
+
+
+def fill_idle_keeping(view, wide: Job, start_of: Callable[[], float], lookahead: int | None) -> None:
+    """coloc.policies.base.fill_idle with the idle GPUs kept for `wide` (blocked): queued jobs start on idle GPUs in
+    queue order; one behind `wide` only where `wide` does not run, or if it is predicted to end (alone) before
+    `wide` is predicted to start (`start_of()`, absolute): EASY backfilling on predicted times. At most `lookahead`
+    jobs are passed over (None: any number)."""
+    queue, cluster = view.queue, view.cluster
+    mark, entry, passed = queue.entry(wide), None, 0
+    start = start_of()
+    while cluster.max_free() > 0 and (lookahead is None or passed < lookahead):
+        job = queue.next_after(entry, cluster.max_free())
+        if job is None:
+            return
+        entry = queue.entry(job)
+        device = next((d for d in cluster.devices
+                       if cluster.free_count[d] >= job.num_gpus and view.has_solo(d, job.workload)), None)
+        if device is None or (entry > mark and view.has_solo(device, wide.workload)
+                              and view.now + job.remaining / view.speed(device, job.workload) > start):
+            passed += 1
+            continue
+        view.place(job, cluster.pick_free(device, job.num_gpus))
+        start = start_of()  # (a GPU it takes falls idle at its end)
 
 
 def nth_least(times: list[float], n: int, drop: float | None = None, add: float | None = None) -> float:

@@ -22,9 +22,11 @@
    those that do not, if below it; of those that pass, the least score wins. Without the wait rule
    (ablation) a set that gains throughput is joined whatever it costs.
    An idle GPU is not free while a queued job needs more GPUs than are idle: taking it puts that job's start back.
-   So while one does (the first in queue order), the single-GPU jobs are first offered to share, and join the GPU
-   the rule chooses where its score is below how much later the blocked job is predicted to start if they took an
-   idle GPU instead (`_share_for_blocked`, coloc.policies.blocked); the others take idle GPUs as before.
+   So while one does (`wide`, the first in queue order), the single-GPU jobs ahead of it are first offered to
+   share, and join the GPU the rule chooses where its score is below how much later `wide` is predicted to start if
+   they took an idle GPU instead (`_share_for_blocked`); the others take idle GPUs as before. The jobs behind it
+   take its idle GPUs only if predicted to end before it starts (EASY backfilling on predicted times,
+   `fill_idle_keeping`), else the wait rule decides for them (coloc.policies.blocked).
 3. The least-cost GPU is found as before: (new job's and residents' predicted finish times when
    packed) - (new job alone + residents undisturbed), the JCT of both jobs; the test above is then
    made on it alone (O(1) per decision: `saved_time`).
@@ -54,7 +56,7 @@ from operator import itemgetter
 import numpy as np
 
 from coloc.policies.base import Policy, fill_idle, register
-from coloc.policies.blocked import BlockedStart, blocked
+from coloc.policies.blocked import BlockedStart, blocked, fill_idle_keeping
 from coloc.policies.ends import PredictedEnds
 from coloc.policies.lone import REL
 from coloc.policies.stages import pair_finish_times, run_stages
@@ -96,11 +98,14 @@ class JctPack(Policy):
         return view.predictions
 
     def schedule(self, view) -> None:
-        if self.wait_rule:
-            self._share_for_blocked(view)
-        fill_idle(view)
+        wide = blocked(view) if self.wait_rule else None
+        if wide is None:
+            fill_idle(view)
+        else:
+            self._share_for_blocked(view, wide)
+            fill_idle_keeping(view, wide, lambda: BlockedStart(view, wide, self._end_of).start(), self.lookahead)
         cluster = view.cluster
-        if cluster.max_free() > 0 or not cluster.any_shareable():
+        if (cluster.max_free() > 0 and wide is None) or not cluster.any_shareable():
             return
         waits, waiting, gpus = None, 0, cluster.num_gpus
         offers = view.queue.first_singles(self.lookahead or len(view.queue))
@@ -119,18 +124,19 @@ class JctPack(Policy):
                 waits.read()  # the later offers' waits are the ends as at the first offer
             view.place(job, (gpu,))
 
-    def _share_for_blocked(self, view) -> None:
-        """While a queued job needs more GPUs than are idle, offer the single-GPU jobs (queue order, up to the
-        lookahead) to share first: a job joins the GPU coloc's rule would choose where its score (added completion
-        time less the queue's share of the GPU time saved) is below what taking an idle GPU instead would delay the
-        blocked job (coloc.policies.blocked)."""
-        wide = blocked(view)
-        if wide is None or not view.cluster.any_shareable():
+    def _share_for_blocked(self, view, wide) -> None:
+        """`wide` needs more GPUs than are idle: offer the single-GPU jobs ahead of it in queue order (up to the
+        lookahead), whose alternative is an idle GPU, to share first: a job joins the GPU coloc's rule would choose
+        where its score (added completion time less the queue's share of the GPU time saved) is below what taking an
+        idle GPU instead would delay `wide` (coloc.policies.blocked). Those behind it wait for GPUs it leaves
+        (`fill_idle_keeping`), so the wait rule decides for them."""
+        if not view.cluster.any_shareable():
             return
         starts = BlockedStart(view, wide, self._end_of)
         behind = (len(view.queue) - 1) / view.cluster.num_gpus
+        mark = view.queue.entry(wide)
         for job in view.queue.first_singles(self.lookahead or len(view.queue)):
-            if not view.cluster.any_shareable():
+            if view.queue.entry(job) > mark or not view.cluster.any_shareable():
                 return
             gpu = self._best_gpu(view, job, lambda: math.inf, behind)  # the GPU the rule would choose
             if gpu is None:
