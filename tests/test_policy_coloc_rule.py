@@ -155,5 +155,6 @@ def test_nth_least_with_one_time_moved_is_the_sorted_rank():
     times = [1.0, 3.0, 3.0, 7.0]
     assert nth_least(times, 2) == 3.0 and nth_least(times, 5) == float("inf")
     assert nth_least(times, 2, add=2.0) == 2.0 and nth_least(times, 4, add=2.0) == 3.0
-    assert nth_least(times, 1, drop=1.0) == 3.0 and nth_least(times, 3, drop=3.0, add=9.0) == 7.0 and nth_least(times, 4, drop=3.0, add=9.0) == 9.0
+    assert nth_least(times, 1, drop=1.0) == 3.0
+    assert nth_least(times, 3, drop=3.0, add=9.0) == 7.0 and nth_least(times, 4, drop=3.0, add=9.0) == 9.0
     assert nth_least(times, 2, drop=7.0, add=0.5) == 1.0

@@ -166,8 +166,9 @@ class ColocOnline(Coloc):
         wait = 0.0
         if target is None:  # until the first running job ends: the partner alone, or another at its known factor
             partner = first if newer is second else second
+            others = (j for j in view.running.values() if j is not first and j is not second)
             wait = min([solo_left(partner, now)] + [solo_left(j, now) / max(self._known_factor(view, j), 0.01)
-                                                    for j in view.running.values() if j is not first and j is not second])
+                                                    for j in others])
         if stay <= view.restart_cost_s + wait:
             return
         self.splits += 1
