@@ -150,6 +150,18 @@ def test_a_job_behind_a_blocked_wide_job_leaves_it_the_idle_gpus():
     assert by_id(result, "start_time")[4] >= 300.0
 
 
+def test_a_job_behind_a_blocked_wide_job_waits_at_least_until_it_starts():
+    # c (5000 s) on GPU 0 and d (300 s) on GPU 1; a 4-GPU job (100 s) at 1 waits for both, until 5000; an a job of
+    # 6000 s at 2, behind it in queue order, would end after that, so it may not take an idle GPU. Its wait is then
+    # not d's end (298 s on) but the wide job's start (4998 s on): packing next to c, a score of 0.3 x 5553 - 0.25 x
+    # 0.7 x 5553 = 694 s, pays against it, and it starts at once.
+    solo, pairs = tables(WITH_D)
+    truth = GroundTruth(solo, pairs, "v100")
+    rows = [(1, 0.0, 5000.0, 1, "c"), (2, 0.0, 300.0, 1, "d"), (3, 1.0, 100.0, 4, "a"), (4, 2.0, 6000.0, 1, "a")]
+    result = simulate(trace(rows), truth, policies.get("oracle", truth=truth), FOUR)
+    assert by_id(result, "start_time")[4] == 2.0 and by_id(result, "colocated_time")[4] > 0
+
+
 def test_nth_least_with_one_time_moved_is_the_sorted_rank():
     from coloc.policies.blocked import nth_least
     times = [1.0, 3.0, 3.0, 7.0]

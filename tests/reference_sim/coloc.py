@@ -73,12 +73,15 @@ class JctPack(Policy):
         if (cluster.max_free() > 0 and wide is None) or not cluster.any_shareable():
             return
         ends, waiting = None, 0
+        after = BlockedStart(view, wide, self._end_of(view)).start() - view.now if wide is not None else 0.0
         for job in view.queue.first_singles(self.lookahead or len(view.queue)):
             if not cluster.any_shareable():
                 return
             if self.wait_rule and ends is None:
                 ends = self._predicted_ends(view)
             wait = ends[min(waiting, len(ends) - 1)] if ends else None
+            if wait is not None and wide is not None and view.queue.entry(job) > view.queue.entry(wide):
+                wait = wait if wait > after else after  # (added after the reference commit, as coloc decides)
             behind = (len(view.queue) - 1) / view.cluster.num_gpus
             gpu = self._best_gpu(view, job, wait, behind)
             if gpu is None:

@@ -26,7 +26,8 @@
    share, and join the GPU the rule chooses where its score is below how much later `wide` is predicted to start if
    they took an idle GPU instead (`_share_for_blocked`); the others take idle GPUs as before. The jobs behind it
    take its idle GPUs only if predicted to end before it starts (EASY backfilling on predicted times,
-   `fill_idle_keeping`), else the wait rule decides for them (coloc.policies.blocked).
+   `fill_idle_keeping`), else the wait rule decides for them, their wait at least until it is predicted to start
+   (the GPUs falling idle first are its; coloc.policies.blocked).
 3. The least-cost GPU is found as before: (new job's and residents' predicted finish times when
    packed) - (new job alone + residents undisturbed), the JCT of both jobs; the test above is then
    made on it alone (O(1) per decision: `saved_time`).
@@ -109,12 +110,15 @@ class JctPack(Policy):
             return
         waits, waiting, gpus = None, 0, cluster.num_gpus
         offers = view.queue.first_singles(self.lookahead or len(view.queue))
+        after = BlockedStart(view, wide, self._end_of).start() - view.now if wide is not None else 0.0
         for i, job in enumerate(offers):
             if not cluster.any_shareable():
                 return
             if self.wait_rule and waits is None:
                 waits = RoundWaits(self._ends, view, len(offers) - 1)
             wait = partial(waits.wait, waiting) if waits is not None and waits.known else None
+            if wait is not None and wide is not None and view.queue.entry(job) > view.queue.entry(wide):
+                wait = partial(at_least, wait, after)  # the GPUs falling idle first are kept for `wide`
             behind = (len(view.queue) - 1) / gpus  # the queue's share of each GPU-second saved (queue_weight)
             gpu = self._best_gpu(view, job, wait, behind)
             if gpu is None:
@@ -398,6 +402,12 @@ class JctPack(Policy):
         packed, _ = run_stages(left, pair_norm)
         alone, _ = run_stages(left[1:], lambda i, k: pair_norm(i + 1, k + 1))
         return sum(packed) - t_new - sum(alone)
+
+
+def at_least(wait: Callable[[], float], least: float) -> float:
+    """wait(), or `least` if that is longer."""
+    value = wait()
+    return value if value > least else least
 
 
 def solo_left(job, now: float) -> float:
