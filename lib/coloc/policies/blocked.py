@@ -12,7 +12,7 @@ queued. So while such a job waits (`blocked`: the first in queue order):
   on the GPU chosen (which may keep that GPU busy longer); one that does not share takes an idle GPU as before;
 * the jobs behind it take idle GPUs it runs on only if predicted to end (alone) before it is predicted to start
   (`fill_idle_keeping`: EASY backfilling, Lifka 1995, on predicted times); the others wait, or share where coloc's
-  wait rule lets them.
+  wait rule lets them, their wait at least until the blocked job's predicted start.
 
 The blocked job starts when the GPUs it needs are idle: on each device type that runs it, the idle ones and then
 the busy ones in the order they are predicted to fall idle, at the last predicted end of their residents (the
