@@ -1,9 +1,9 @@
 """coloc's rule of when to share (cost against the wait and the queue) and coloc-online's refinement, by hand."""
 import pytest
-from sim_cases import ABC, predictions, trace, truth_abc
+from sim_cases import ABC, predictions, tables, trace, truth_abc
 
 from coloc import policies
-from coloc.sim import ClusterSpec, simulate
+from coloc.sim import ClusterSpec, GroundTruth, simulate
 
 ONE = ClusterSpec((("v100", 1),))
 EXACT = predictions(ABC)
@@ -87,3 +87,86 @@ def test_online_decisions_are_reproducible():
     runs = [simulate(jobs, truth_abc(), policies.get("coloc-online"), ClusterSpec((("v100", 2),)), WRONG,
                      restart_cost_s=30.0, check_every=1).jobs for _ in range(2)]
     assert runs[0].equals(runs[1])
+
+
+def test_online_split_reads_no_factor_of_a_set_younger_than_its_window():
+    # GPU 0: b (5000 s) from 0, c (369 s) packed next to it at 10 (b with c predicted 0.95 + 0.95, truth 0.4 + 0.3).
+    # GPU 1: d (5000 s) from 0, e (600 s) packed next to it at 100 (predicted 0.95 + 0.95, truth 0.3 + 0.3).
+    # a arrives at 200 (queued: both GPUs full): the round observes b with c (190 s together) and weighs splitting
+    # c off. Staying adds (1 + 0.5 x 0.3) x 312 / 0.3 = 1508 s. Splitting costs c its restart (30 s) and its wait
+    # until the first running job ends. e has run next to d for 100 s only, less than the 120 s window: no real
+    # scheduler has measured its 0.3 yet. Read anyway, e would end 570 / 0.3 = 1900 s on, the wait more than the
+    # cost of staying (no split); at e's predicted factor (above 0.6 after the refit) it ends within 975 s: c is split.
+    norms = {**ABC, ("d", "d"): (0.9, 0.9), ("d", "e"): (0.3, 0.3), ("e", "e"): (0.9, 0.9)}
+    solo, pairs = tables(norms)
+    truth = GroundTruth(solo, pairs, "v100")
+    said = predictions({**norms, ("b", "c"): (0.95, 0.95), ("d", "e"): (0.95, 0.95)})
+    rows = [(1, 0.0, 5000.0, 1, "b"), (2, 0.0, 5000.0, 1, "d"), (3, 10.0, 369.0, 1, "c"), (4, 100.0, 600.0, 1, "e"),
+            (5, 200.0, 10000.0, 1, "a")]
+    online = simulate(trace(rows), truth, policies.get("coloc-online", period_s=None),
+                      ClusterSpec((("v100", 2),)), said, restart_cost_s=30.0)
+    assert by_id(online, "colocated_time")[4] > 0 and by_id(online, "start_time")[4] == 100.0
+    assert by_id(online, "preemptions")[3] == 1
+
+
+FOUR = ClusterSpec((("v100", 4),))
+WITH_D = {**ABC, ("d", "d"): (0.9, 0.9)}  # d shares with d only (its pairs with a, b, c unmeasured)
+
+
+def blocked_case(single_s: float, wide_s: float = 3000.0):
+    """c (5000 s) on GPU 0 and d (300 s) on GPU 1 from 0; a 3-GPU job (`wide_s`) at 1, 2 GPUs idle: it waits; a
+    single-GPU a job of `single_s` s arrives at 2."""
+    solo, pairs = tables(WITH_D)
+    rows = [(1, 0.0, 5000.0, 1, "c"), (2, 0.0, 300.0, 1, "d"), (3, 1.0, wide_s, 3, "a"), (4, 2.0, single_s, 1, "a")]
+    truth = GroundTruth(solo, pairs, "v100")
+    return simulate(trace(rows), truth, policies.get("oracle", truth=truth), FOUR)
+
+
+def test_a_single_gpu_job_shares_rather_than_take_an_idle_gpu_a_blocked_wide_job_needs():
+    # The 3-GPU job needs one busy GPU more than the 2 idle: d's, idle at 300. The a job (2000 s, ahead of it in
+    # queue order) taking an idle GPU would hold it until 2002: the wide job would start 1702 s later. Packed next to
+    # c instead (a at 0.8, c at 0.9) it adds 0.3 x 2000 / 0.8 = 750 s of completion time and saves 0.7 x 2500 s of
+    # GPU time, a quarter of it the queue's (1 job behind on 4 GPUs): a score of 312.5 s, below the 1702 s: it
+    # shares, and the wide job starts at 300.
+    result = blocked_case(2000.0)
+    assert by_id(result, "start_time")[4] == 2.0 and by_id(result, "colocated_time")[4] > 0
+    assert by_id(result, "start_time")[3] == pytest.approx(300.0)
+
+
+def test_a_single_gpu_job_that_would_free_its_gpu_in_time_takes_the_idle_gpu():
+    # The same a job of 250 s: on an idle GPU it is done at 252, before d's GPU falls idle at 300, so taking it delays
+    # the wide job by nothing; packing would cost it completion time: it takes the idle GPU.
+    result = blocked_case(250.0)
+    assert by_id(result, "colocated_time")[4] == 0.0 and by_id(result, "finish_time")[4] == pytest.approx(252.0)
+    assert by_id(result, "start_time")[3] == pytest.approx(300.0)
+
+
+def test_a_job_behind_a_blocked_wide_job_leaves_it_the_idle_gpus():
+    # The wide job of 100 s is ahead of the a job (2000 s) in queue order: the a job may take an idle GPU only if it
+    # ends before the wide job starts (300), which it would not, and sharing next to c (score 312.5 s) costs more
+    # than its wait (d's end, 298 s on): it waits, and the wide job starts at 300, not when the a job would end (2002).
+    result = blocked_case(2000.0, wide_s=100.0)
+    assert by_id(result, "start_time")[3] == pytest.approx(300.0)
+    assert by_id(result, "start_time")[4] >= 300.0
+
+
+def test_a_job_behind_a_blocked_wide_job_waits_at_least_until_it_starts():
+    # c (5000 s) on GPU 0 and d (300 s) on GPU 1; a 4-GPU job (100 s) at 1 waits for both, until 5000; an a job of
+    # 6000 s at 2, behind it in queue order, would end after that, so it may not take an idle GPU. Its wait is then
+    # not d's end (298 s on) but the wide job's start (4998 s on): packing next to c, a score of 0.3 x 5553 - 0.25 x
+    # 0.7 x 5553 = 694 s, pays against it, and it starts at once.
+    solo, pairs = tables(WITH_D)
+    truth = GroundTruth(solo, pairs, "v100")
+    rows = [(1, 0.0, 5000.0, 1, "c"), (2, 0.0, 300.0, 1, "d"), (3, 1.0, 100.0, 4, "a"), (4, 2.0, 6000.0, 1, "a")]
+    result = simulate(trace(rows), truth, policies.get("oracle", truth=truth), FOUR)
+    assert by_id(result, "start_time")[4] == 2.0 and by_id(result, "colocated_time")[4] > 0
+
+
+def test_nth_least_with_one_time_moved_is_the_sorted_rank():
+    from coloc.policies.blocked import nth_least
+    times = [1.0, 3.0, 3.0, 7.0]
+    assert nth_least(times, 2) == 3.0 and nth_least(times, 5) == float("inf")
+    assert nth_least(times, 2, add=2.0) == 2.0 and nth_least(times, 4, add=2.0) == 3.0
+    assert nth_least(times, 1, drop=1.0) == 3.0
+    assert nth_least(times, 3, drop=3.0, add=9.0) == 7.0 and nth_least(times, 4, drop=3.0, add=9.0) == 9.0
+    assert nth_least(times, 2, drop=7.0, add=0.5) == 1.0

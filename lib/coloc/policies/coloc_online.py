@@ -22,7 +22,8 @@ costs more than splitting: staying adds (1 - (1 + q)(s - 1)) min(t_a / n_a, t_b 
 (s = n_a + n_b observed, q = queued jobs per GPU, t solo remaining times), splitting costs the newer job
 the restart (`restart_cost_s`) plus its wait (0 when a GPU of its device type is idle: it migrates there;
 else it is preempted back to the queue, waiting until the first running job ends: the partner alone, or
-another at its observed factor).
+another at its observed factor where its set has run together for `observe_s`, as a real scheduler measures
+it, else at its predicted factor).
 Everything is deterministic: GPUs are visited in order, ties broken by job id.
 """
 from __future__ import annotations
@@ -163,10 +164,11 @@ class ColocOnline(Coloc):
         device = cluster.gpu_device[gpu]
         target = cluster.pick_free(device, 1)
         wait = 0.0
-        if target is None:  # until the first running job ends: the partner alone, or another at its observed factor
+        if target is None:  # until the first running job ends: the partner alone, or another at its known factor
             partner = first if newer is second else second
-            wait = min([solo_left(partner, now)] + [solo_left(j, now) / max(view.observed_factor(j), 0.01)
-                                                    for j in view.running.values() if j is not first and j is not second])
+            others = (j for j in view.running.values() if j is not first and j is not second)
+            wait = min([solo_left(partner, now)] + [solo_left(j, now) / max(self._known_factor(view, j), 0.01)
+                                                    for j in others])
         if stay <= view.restart_cost_s + wait:
             return
         self.splits += 1
@@ -174,3 +176,13 @@ class ColocOnline(Coloc):
             view.migrate(newer, target)
         else:
             view.preempt(newer)
+
+    def _known_factor(self, view, job) -> float:
+        """A running job's factor as a real scheduler knows it: observed (`SchedulerView.observed_factor`) once every
+        set it is in has run together for `observe_s` (measured from iteration times over the window), else
+        predicted (coloc's pessimistic factor, from the refined beliefs)."""
+        residents, now = view.cluster.residents, view.now
+        formed = max(other.placed_at for gpu in job.gpus for other in residents[gpu])
+        if now - formed >= self.observe_s:
+            return view.observed_factor(job)
+        return self._predicted_factor(view, job)
