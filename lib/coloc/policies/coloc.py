@@ -384,14 +384,13 @@ def allowance(now: float, t_new: float, n_new: float, n_old: float, order) -> fl
 class RoundWaits:
     """The wait rule's times in one round: the running jobs' predicted ends as at the round's first offer.
     They are read when a decision first asks for a wait, or before a placement that later offers follow
-    (`read`), and computed only when asked. A job with k jobs waiting before it in this round waits until
-    the (k+1)-th of them to end, or the last. At most `most` jobs wait before an offer in the round, so when
-    asked again only the most + 1 least times are sorted (after a partition: the same values as a full sort's
-    first most + 1)."""
+    (`read`), and computed only when asked (PredictedEnds.least, from a few candidates). A job with k jobs
+    waiting before it in this round waits until the (k+1)-th of them to end, or the last. At most `most` jobs
+    wait before an offer in the round."""
 
     def __init__(self, ends: PredictedEnds, view, most: int):
         self._ends, self._view, self._now = ends, view, view.now
-        self._read, self._times, self._most = False, None, most
+        self._read, self._most = False, most
         self.known = bool(view.running)
 
     def read(self) -> None:
@@ -400,20 +399,10 @@ class RoundWaits:
             self._read = True
 
     def wait(self, waiting: int) -> float:
-        if self._times is None:
-            self.read()
-            self._times, self._asked = self._ends.kept_times(self._now), 0
-        times = self._times
         if waiting > self._most:
             raise ValueError(f"RoundWaits: {waiting} jobs waiting before an offer; at most {self._most} were declared")
-        k = min(waiting, len(times) - 1)
-        self._asked += 1
-        if self._asked == 2:  # asked again in this round: the least times sorted once (the partitions' values)
-            least = min(self._most, len(times) - 1)
-            times = self._times = np.sort(np.partition(times, least)[:least + 1])
-        if self._asked >= 2:
-            return float(times[k])
-        return float(times.min() if k == 0 else np.partition(times, k)[k])
+        self.read()
+        return self._ends.least(self._now, min(waiting, len(self._ends) - 1))
 
 
 @register("coloc")
