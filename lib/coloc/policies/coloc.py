@@ -83,6 +83,7 @@ class JctPack(Policy):
         self._preds = self._predictions(view)
         self._cache: dict[tuple[str, str, str], float] = {}
         self._rules: dict[tuple[str, str], dict] = {}
+        self._joinable_at: dict[tuple[str, str], tuple[int, dict, list]] = {}  # (open_changes, rules, _joinable's)
         self._ends = PredictedEnds(view, lambda job: self._predicted_factor(view, job)) if self.wait_rule else None
         self._cap = view.cluster.cap  # (the view's cluster is capped at max_jobs_per_gpu already)
 
@@ -160,13 +161,7 @@ class JctPack(Policy):
             if not view.has_solo(device, job.workload):
                 continue
             t_new = job.remaining / view.speed(device, job.workload)
-            rules = self._rules_of(device, job.workload)
-            for sig, gpus in view.cluster.shareable_groups(device):
-                rule = rules.get(sig, UNKNOWN)
-                if rule is UNKNOWN:
-                    rule = rules[sig] = self._joins(view, device, job.workload, sig)
-                if rule is None:
-                    continue
+            for sig, gpus, rule in self._joinable(view, device, job.workload):
                 gains_throughput, lone, up_old, up_new, e_new, e_old = rule
                 if not gains_throughput and wait is None:
                     continue
@@ -214,6 +209,25 @@ class JctPack(Policy):
                 option = self._cheapest_lone(view, t_new, lone, gpus, least)
             least = option or least
         return None if least is beat else least
+
+    def _joinable(self, view, device: str, workload: str) -> list[tuple]:
+        """[(signature, GPUs, _joins's rule)] of the open groups of `device` that `workload` may join (rule not None),
+        in the cluster's order of its open groups; kept while the same groups are open (cluster.open_changes counts
+        a group made open or empty) and the same rules hold (a policy that forgets its rules drops their dict)."""
+        key, opened = (device, workload), view.cluster.open_changes
+        rules = self._rules_of(device, workload)
+        kept = self._joinable_at.get(key)
+        if kept is not None and kept[0] == opened and kept[1] is rules:
+            return kept[2]
+        joinable = []
+        for sig, gpus in view.cluster.shareable_groups(device):
+            rule = rules.get(sig, UNKNOWN)
+            if rule is UNKNOWN:
+                rule = rules[sig] = self._joins(view, device, workload, sig)
+            if rule is not None:
+                joinable.append((sig, gpus, rule))
+        self._joinable_at[key] = (opened, rules, joinable)
+        return joinable
 
     def _rules_of(self, device: str, workload: str) -> dict:
         """{signature: _joins(view, device, workload, signature)} as far as asked."""
