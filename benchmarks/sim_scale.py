@@ -12,12 +12,12 @@ Each point runs in a fresh Python process (`--point`), so its peak memory (ru_ma
 a point past --limit-s is stopped and shown as such. Printed per point: wall time of the whole
 simulation (trace building excluded), jobs/s, decision time per job (wall time inside the policy, and the CPU
 time inside its `schedule`), peak memory, the placements and preemptions made (a policy that preempts pays
-for each), the CPU time of the simulation (on a shared machine the wall time includes waiting
-for a core; the CPU time does not) and a sha256 of the jobs table (equal digests: the same decisions, so a
-change meant to make decisions cheaper, not different, is checked by running a point before and after it). Then the table, and the growth exponents: the slope of log(wall time) against
-log(jobs) at fixed GPUs, and against log(GPUs) at fixed jobs (1: linear, 0: flat). Above load 1 the queue grows
-for the whole run, so the work per job grows with the number of jobs; a load below 1 (--load 0.9) separates that
-from the simulator's own growth.
+for each), the CPU time of the simulation (on a shared machine the wall time includes waiting for a core; the
+CPU time does not) and a sha256 of the jobs table (equal digests: the same decisions, so a change meant to
+make decisions cheaper, not different, is checked by running a point before and after it). Then the table,
+and the growth exponents: the slope of log(wall time) against log(jobs) at fixed GPUs, and against log(GPUs)
+at fixed jobs (1: linear, 0: flat). Above load 1 the queue grows for the whole run, so the work per job grows
+with the number of jobs; a load below 1 (--load 0.9) separates that from the simulator's own growth.
 
 Tables come from --processed/{solo,pairs}.parquet when present, else are parsed from the raw Gavel
 file (--raw-dir, default $COLOC_DATA_MIRROR or data/raw). Predictive policies read --predictions

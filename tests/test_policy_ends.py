@@ -1,4 +1,5 @@
-"""policies.ends.PredictedEnds: the running jobs' predicted ends, kept across rounds, equal a fresh loop's, bit for bit."""
+"""policies.ends.PredictedEnds: the running jobs' predicted ends, kept across rounds, equal a fresh loop's, bit
+for bit, and so does the k-th least found among the candidates."""
 import pytest
 from sim_cases import ABC, predictions, trace, truth_abc
 
@@ -53,8 +54,8 @@ def test_kept_ends_equal_a_fresh_loop_while_jobs_share_finish_and_restart(cap):
 
 def test_least_ends_from_the_candidates_equal_a_full_sort_while_ends_fall_at_different_rates(monkeypatch):
     """PredictedEnds.least: the k-th least end equals a full sort's at every step, while jobs whose ends fall
-    slower or faster than time (rate / speed / factor from 0 to 2 at first, to 11 at the last steps) come, go and change, ties included; and most steps are answered from the
-    candidates, without computing every end."""
+    slower or faster than time (rate / speed / factor from 0 to 2 at first, to 11 at the last steps) come, go
+    and change, ties included; and most steps are answered from the candidates, without computing every end."""
     import numpy as np
     from types import SimpleNamespace
 

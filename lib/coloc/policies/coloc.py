@@ -35,10 +35,11 @@ job adds (2 - n_new - n_old) min(t / n_old, t_new / n_new) in exact arithmetic, 
 t (norms are at most 1): a group of one-job GPUs, ordered by t (GpuGroup.by_finish), is scanned from
 its least t until no GPU further on can cost less, and its value at the least t bounds the whole group,
 so groups are visited least bound first and the search stops at the first bound above the best found
-(the bounds allow for rounding; GPUs that tie up to rounding are costed as arrays). The wait rule's
-predicted ends are kept across rounds (coloc.policies.ends) and computed only when a candidate's score
-is not negative. Costs are the scalar expressions' floating-point operations, so the choices,
-ties included, are those of the plain loops.
+(the bounds allow for rounding; GPUs that tie up to rounding are costed as arrays); the groups a job type
+may join are kept while the same groups are open. The wait rule's predicted ends are kept across rounds
+(coloc.policies.ends), asked only when a candidate's score is not negative, and the k-th least is found
+among a few candidates, not all running jobs. Costs are the scalar expressions' floating-point operations,
+so the choices, ties included, are those of the plain loops.
 """
 from __future__ import annotations
 
