@@ -12,8 +12,8 @@ values a loop over the running jobs gives, bit for bit. Reading (`refresh`) and 
 The wait rule asks only for the k-th least end, k small, in round after round. `least` computes it
 from a few candidate jobs, not all: between reads a job's end falls linearly in time, at its
 rate / speed / factor, so once all ends are computed (at t0), every job outside the least few stays
-above the line theta - slope (t - t0), theta the least end outside them at t0 and slope their
-greatest rate of fall. A job read again later joins the candidates unless it, too, stays above that
+above the line theta - slope (t - t0), theta the least end outside them at t0 and slope the
+greatest rate of fall of any job. A job read again later joins the candidates unless it, too, stays above that
 line from then on. At a later time the candidates' ends, computed exactly, that lie below the line
 (less an allowance for rounding far above the operations' few units in the last place) are the least
 ends of all, in order; when fewer than k + 1 do, or too many jobs joined the candidates, all ends
@@ -115,12 +115,13 @@ class PredictedEnds:
             self._line = (now, math.inf, 0.0, 0.0)
             return np.sort(times).tolist()
         order = np.argpartition(times, size)
-        near, far = order[:size], order[size:]
-        state = self._state[:, far]
-        falls = state[RATE] / state[SPEED] / state[FACTOR]
+        near, theta = order[:size], float(times[order[size]])
+        state = self._state[:, :len(times)]  # slope and scale over every job, the candidates too (no copy; as wide)
+        per_work = state[SPEED] * state[FACTOR]
+        slope = float((state[RATE] / per_work).max())
         worked = np.abs(state[RATE] * (now - state[LAST_UPDATE]))
-        scale = float(((np.abs(state[REMAINING]) + worked) / state[SPEED] / state[FACTOR] + np.abs(times[far])).max())
-        self._line = (now, float(times[order[size]]), float(falls.max()), scale)
+        scale = float(((np.abs(state[REMAINING]) + worked) / per_work + np.abs(times)).max())
+        self._line = (now, theta, slope, scale)
         ids = self._ids
         self._near = dict(zip([ids[i] for i in near.tolist()], map(tuple, self._state[:, near].T.tolist())))
         return np.sort(times[near]).tolist()
