@@ -10,13 +10,14 @@ durations with a median of 30 min, GPU counts 1:8, 2:1, 4:1, every job type of t
 device, seed 0) on one cluster: 'v100' is N V100s, 'mixed' is N/2 V100s, N/4 P100s and N/4 K80s.
 Each point runs in a fresh Python process (`--point`), so its peak memory (ru_maxrss) is its own;
 a point past --limit-s is stopped and shown as such. Printed per point: wall time of the whole
-simulation (trace building excluded), jobs/s, decision time per job (wall time inside the policy),
-peak memory, the placements and preemptions made (a policy that preempts pays
-for each), and the CPU time of the simulation (on a shared machine the wall time includes waiting
-for a core; the CPU time does not). Then the table, and the growth exponents: the slope of log(wall time) against
-log(jobs) at fixed GPUs, and against log(GPUs) at fixed jobs (1: linear, 0: flat). Above load 1 the queue grows
-for the whole run, so the work per job grows with the number of jobs; a load below 1 (--load 0.9) separates that
-from the simulator's own growth.
+simulation (trace building excluded), jobs/s, decision time per job (wall time inside the policy, and the CPU
+time inside its `schedule`), peak memory, the placements and preemptions made (a policy that preempts pays
+for each), the CPU time of the simulation (on a shared machine the wall time includes waiting for a core; the
+CPU time does not) and a sha256 of the jobs table (equal digests: the same decisions, so a change meant to
+make decisions cheaper, not different, is checked by running a point before and after it). Then the table,
+and the growth exponents: the slope of log(wall time) against log(jobs) at fixed GPUs, and against log(GPUs)
+at fixed jobs (1: linear, 0: flat). Above load 1 the queue grows for the whole run, so the work per job grows
+with the number of jobs; a load below 1 (--load 0.9) separates that from the simulator's own growth.
 
 Tables come from --processed/{solo,pairs}.parquet when present, else are parsed from the raw Gavel
 file (--raw-dir, default $COLOC_DATA_MIRROR or data/raw). Predictive policies read --predictions
@@ -26,6 +27,7 @@ does not) and utilizations are set to each job type's share of the largest solo 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -87,15 +89,45 @@ def point(args) -> dict:
     needs = policies.info(name)["needs"]
     policy = policies.get(name, truth=truth) if "truth" in needs else policies.get(name)
     preds = predictions(truth, args)
+    decision_cpu = time_schedule(policy)
     start, cpu = time.perf_counter(), time.process_time()
     result = simulate(trace, truth, policy, spec, preds, restart_cost_s=30.0)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     return {"policy": name, "jobs": jobs, "gpus": gpus, "cluster": kind, "load": load, "wall_s": wall, "cpu_s": cpu,
             "jobs_per_s": jobs / wall,
             "decision_ms_per_job": 1000.0 * result.stats["decision_time_s"] / jobs,
+            "decision_cpu_ms_per_job": 1000.0 * decision_cpu[0] / jobs,
             "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20,
             "jct_mean": float(result.jobs["jct"].mean()), "rounds": result.stats["rounds"],
-            "placements": result.stats["placements"], "preemptions": result.stats["preemptions"]}
+            "placements": result.stats["placements"], "preemptions": result.stats["preemptions"],
+            "jobs_sha256": jobs_digest(result.jobs)}
+
+
+def time_schedule(policy) -> list[float]:
+    """Wrap the policy's `schedule` so that the CPU time spent inside it (time.process_time, which a wait for a
+    core on a shared machine does not count) is summed into the one-element list returned."""
+    spent, schedule = [0.0], policy.schedule
+
+    def timed(view) -> None:
+        start = time.process_time()
+        schedule(view)
+        spent[0] += time.process_time() - start
+
+    policy.schedule = timed
+    return spent
+
+
+def jobs_digest(jobs: pd.DataFrame) -> str:
+    """sha256 of the jobs table sorted by job id, column by column in name order, numbers by their bits: equal
+    digests mean every job started, ran and finished at the same times on the same device, so the decisions
+    were the same."""
+    table = jobs.sort_values("job_id", kind="stable")
+    digest = hashlib.sha256()
+    for name in sorted(table.columns):
+        values = table[name].to_numpy()
+        digest.update(f"{name}:{values.dtype}:".encode())
+        digest.update(values.tobytes() if values.dtype.kind in "biuf" else "\x1f".join(map(str, values)).encode())
+    return digest.hexdigest()
 
 
 def run_point(args, name: str, jobs: int, gpus: int, kind: str) -> dict:
@@ -218,8 +250,9 @@ def main() -> None:
                     else:
                         print(f"  {name:11s} {kind:5s} {gpus:6,d} GPUs {jobs:9,d} jobs: {row['wall_s']:7.1f} s "
                               f"(CPU {row['cpu_s']:.1f} s), "
-                              f"{row['jobs_per_s']:8,.0f} jobs/s, decision {row['decision_ms_per_job']:.3f} ms/job, "
-                              f"peak {row['peak_gb']:.2f} GB", flush=True)
+                              f"{row['jobs_per_s']:8,.0f} jobs/s, decision {row['decision_ms_per_job']:.3f} ms/job "
+                              f"(CPU {row['decision_cpu_ms_per_job']:.4f}), peak {row['peak_gb']:.2f} GB, "
+                              f"jobs sha256 {row['jobs_sha256'][:12]}", flush=True)
     report(pd.DataFrame(rows), args)
 
 

@@ -2,6 +2,7 @@
 import importlib.util
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -49,3 +50,24 @@ def test_exponents_are_apart_per_load(sim_scale):
     growth = sim_scale.exponents(pd.DataFrame(rows)).set_index("load")
     assert growth.loc[0.9, "exponent_cpu"] == pytest.approx(1.0)
     assert growth.loc[1.1, "exponent_cpu"] == pytest.approx(1.4)
+
+
+def test_the_jobs_digest_sees_every_bit_and_not_the_row_order(sim_scale):
+    jobs = pd.DataFrame({"job_id": [2, 0, 1], "start_time": [1.0, 0.5, 0.25], "device": ["v100", "k80", "v100"]})
+    digest = sim_scale.jobs_digest(jobs)
+    assert sim_scale.jobs_digest(jobs.iloc[[2, 0, 1]]) == digest
+    later = jobs.assign(start_time=[1.0, 0.5, float(np.nextafter(0.25, 1.0))])
+    assert sim_scale.jobs_digest(later) != digest
+    assert sim_scale.jobs_digest(jobs.assign(device=["v100", "v100", "v100"])) != digest
+
+
+def test_a_points_decision_cpu_time_and_digest(sim_scale, mirror):
+    """The same point twice: the same digest; another policy's decisions: another digest; the CPU time inside the
+    policy's schedule is part of the simulation's."""
+    args = sim_scale.argparse.Namespace(processed=Path("no-processed-tables"), raw_dir=mirror, limit_s=120,
+                                        predictions=None, utilization=None, predictor="egat", util_predictor="horus",
+                                        load=1.1)
+    rows = [sim_scale.run_point(args, name, 400, 24, "v100") for name in ("coloc", "coloc", "fifo")]
+    assert rows[0]["jobs_sha256"] == rows[1]["jobs_sha256"] != rows[2]["jobs_sha256"]
+    for row in rows:
+        assert 0 < row["decision_cpu_ms_per_job"] * row["jobs"] / 1000 < row["cpu_s"]

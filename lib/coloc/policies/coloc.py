@@ -42,10 +42,11 @@ job adds (2 - n_new - n_old) min(t / n_old, t_new / n_new) in exact arithmetic, 
 t (norms are at most 1): a group of one-job GPUs, ordered by t (GpuGroup.by_finish), is scanned from
 its least t until no GPU further on can cost less, and its value at the least t bounds the whole group,
 so groups are visited least bound first and the search stops at the first bound above the best found
-(the bounds allow for rounding; GPUs that tie up to rounding are costed as arrays). The wait rule's
-predicted ends are kept across rounds (coloc.policies.ends) and computed only when a candidate's score
-is not negative. Costs are the scalar expressions' floating-point operations, so the choices,
-ties included, are those of the plain loops.
+(the bounds allow for rounding; GPUs that tie up to rounding are costed as arrays); the groups a job type
+may join are kept while the same groups are open. The wait rule's predicted ends are kept across rounds
+(coloc.policies.ends), asked only when a candidate's score is not negative, and the k-th least is found
+among a few candidates, not all running jobs. Costs are the scalar expressions' floating-point operations,
+so the choices, ties included, are those of the plain loops.
 """
 from __future__ import annotations
 
@@ -91,6 +92,7 @@ class JctPack(Policy):
         self._preds = self._predictions(view)
         self._cache: dict[tuple[str, str, str], float] = {}
         self._rules: dict[tuple[str, str], dict] = {}
+        self._joinable_at: dict[tuple[str, str], tuple[int, dict, list]] = {}  # (open_changes, rules, _joinable's)
         self._ends = PredictedEnds(view, lambda job: self._predicted_factor(view, job)) if self.wait_rule else None
         self._cap = view.cluster.cap  # (the view's cluster is capped at max_jobs_per_gpu already)
         self._view = view
@@ -219,13 +221,7 @@ class JctPack(Policy):
             if not view.has_solo(device, job.workload):
                 continue
             t_new = job.remaining / view.speed(device, job.workload)
-            rules = self._rules_of(device, job.workload)
-            for sig, gpus in view.cluster.shareable_groups(device):
-                rule = rules.get(sig, UNKNOWN)
-                if rule is UNKNOWN:
-                    rule = rules[sig] = self._joins(view, device, job.workload, sig)
-                if rule is None:
-                    continue
+            for sig, gpus, rule in self._joinable(view, device, job.workload):
                 gains_throughput, lone, up_old, up_new, e_new, e_old = rule
                 if not gains_throughput and wait is None:
                     continue
@@ -273,6 +269,25 @@ class JctPack(Policy):
                 option = self._cheapest_lone(view, t_new, lone, gpus, least)
             least = option or least
         return None if least is beat else least
+
+    def _joinable(self, view, device: str, workload: str) -> list[tuple]:
+        """[(signature, GPUs, _joins's rule)] of the open groups of `device` that `workload` may join (rule not None),
+        in the cluster's order of its open groups; kept while the same groups are open (cluster.open_changes counts
+        a group made open or empty) and the same rules hold (a policy that forgets its rules drops their dict)."""
+        key, opened = (device, workload), view.cluster.open_changes
+        rules = self._rules_of(device, workload)
+        kept = self._joinable_at.get(key)
+        if kept is not None and kept[0] == opened and kept[1] is rules:
+            return kept[2]
+        joinable = []
+        for sig, gpus in view.cluster.shareable_groups(device):
+            rule = rules.get(sig, UNKNOWN)
+            if rule is UNKNOWN:
+                rule = rules[sig] = self._joins(view, device, workload, sig)
+            if rule is not None:
+                joinable.append((sig, gpus, rule))
+        self._joinable_at[key] = (opened, rules, joinable)
+        return joinable
 
     def _rules_of(self, device: str, workload: str) -> dict:
         """{signature: _joins(view, device, workload, signature)} as far as asked."""
@@ -449,14 +464,13 @@ def allowance(now: float, t_new: float, n_new: float, n_old: float, order) -> fl
 class RoundWaits:
     """The wait rule's times in one round: the running jobs' predicted ends as at the round's first offer.
     They are read when a decision first asks for a wait, or before a placement that later offers follow
-    (`read`), and computed only when asked. A job with k jobs waiting before it in this round waits until
-    the (k+1)-th of them to end, or the last. At most `most` jobs wait before an offer in the round, so when
-    asked again only the most + 1 least times are sorted (after a partition: the same values as a full sort's
-    first most + 1)."""
+    (`read`), and computed only when asked (PredictedEnds.least, from a few candidates). A job with k jobs
+    waiting before it in this round waits until the (k+1)-th of them to end, or the last. At most `most` jobs
+    wait before an offer in the round."""
 
     def __init__(self, ends: PredictedEnds, view, most: int):
         self._ends, self._view, self._now = ends, view, view.now
-        self._read, self._times, self._most = False, None, most
+        self._read, self._most = False, most
         self.known = bool(view.running)
 
     def read(self) -> None:
@@ -465,20 +479,10 @@ class RoundWaits:
             self._read = True
 
     def wait(self, waiting: int) -> float:
-        if self._times is None:
-            self.read()
-            self._times, self._asked = self._ends.kept_times(self._now), 0
-        times = self._times
         if waiting > self._most:
             raise ValueError(f"RoundWaits: {waiting} jobs waiting before an offer; at most {self._most} were declared")
-        k = min(waiting, len(times) - 1)
-        self._asked += 1
-        if self._asked == 2:  # asked again in this round: the least times sorted once (the partitions' values)
-            least = min(self._most, len(times) - 1)
-            times = self._times = np.sort(np.partition(times, least)[:least + 1])
-        if self._asked >= 2:
-            return float(times[k])
-        return float(times.min() if k == 0 else np.partition(times, k)[k])
+        self.read()
+        return self._ends.least(self._now, min(waiting, len(self._ends) - 1))
 
 
 @register("coloc")
