@@ -24,9 +24,9 @@ def test_lint_is_clean():
     assert "Congratulations, your workflow is in a good condition!" in result.stdout + result.stderr
 
 
-@pytest.mark.parametrize("extra", [[], ["--configfile", str(CI_CONFIG)]], ids=["default", "ci"])
-def test_dry_run_plans_every_stage(tmp_path, extra):
-    result = snakemake("-n", *extra, cwd=tmp_path)
+@pytest.mark.parametrize("dry_run", ["default_dry_run", "ci_dry_run"], ids=["default", "ci"])
+def test_dry_run_plans_every_stage(request, dry_run):
+    result = request.getfixturevalue(dry_run)  # the whole workflow from nothing (tests/conftest.py)
     assert result.returncode == 0, result.stdout + result.stderr
     for rule in ("download", "data_tables", "all"):
         assert rule in result.stdout
