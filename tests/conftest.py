@@ -19,8 +19,8 @@ import pytest  # noqa: E402
 import yaml  # noqa: E402
 
 import slurm_sweep  # noqa: E402
-from coloc import datasets, sources  # noqa: E402
-from workflow_run import CI_CONFIG, InBackground, snakemake_command  # noqa: E402
+from coloc import datasets, features, sources  # noqa: E402
+from workflow_run import CI_CONFIG, InBackground, snakemake, snakemake_command  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 # The CI run's longest chain first (profiling, the predictors, their figures; --prioritize gives a target and what
@@ -59,6 +59,38 @@ def raw_files(mirror, tmp_path_factory) -> dict[str, Path]:
 def gavel(raw_files) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Gavel's (solo, pairs) tables, parsed from the checksummed copy of the mirror (do not modify them)."""
     return datasets.load_gavel(raw_files["gavel_throughputs"])
+
+
+@pytest.fixture(scope="session")
+def workloads_of():
+    """features.workloads_table of some job types, each job type's features extracted once in the session: the
+    predictor tests of several modules build their inputs on the same Gavel job types. A table covering the names
+    asked for is filtered (rows are per job type); each call returns a copy."""
+    tables: list[pd.DataFrame] = []
+
+    def table(names) -> pd.DataFrame:
+        wanted = set(names)
+        cover = next((t for t in tables if wanted <= set(t["workload"])), None)
+        if cover is None:
+            cover = features.workloads_table(wanted)
+            tables.append(cover)
+        return cover[cover["workload"].isin(wanted)].reset_index(drop=True).copy()
+
+    return table
+
+
+@pytest.fixture(scope="session")
+def default_dry_run(tmp_path_factory):
+    """`snakemake -n -p` of the whole default workflow in an empty folder, without a mirror: every job the default
+    run plans, with its command (read with workflow_run.planned); one Snakemake start shared by the tests of it."""
+    return snakemake("-n", "-p", cwd=tmp_path_factory.mktemp("default_dry_run"))
+
+
+@pytest.fixture(scope="session")
+def ci_dry_run(tmp_path_factory):
+    """`snakemake -n` of the whole CI workflow (config/ci.yaml) in an empty folder, without a mirror: every job the
+    CI run plans (read with workflow_run.planned and needed_by); one Snakemake start shared by the tests of it."""
+    return snakemake("-n", "--configfile", str(CI_CONFIG), cwd=tmp_path_factory.mktemp("ci_dry_run"))
 
 
 def needs_ci_run(item: pytest.Item) -> bool:

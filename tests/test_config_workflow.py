@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from coloc import config as coloc_config
-from workflow_run import together
+from workflow_run import planned, together
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
@@ -58,12 +58,14 @@ def test_dry_run_refuses_a_simulation_protocol_the_predictors_stage_does_not_mak
 
 
 @pytest.mark.slow
-def test_a_policy_naming_its_protocol_reads_that_protocols_predictions(tmp_path):
-    result = snakemake(tmp_path, {}, "-n", "-p", "results/sim/poisson/coloc@random5/summary.parquet")
+def test_a_policy_naming_its_protocol_reads_that_protocols_predictions(default_dry_run):
+    result = default_dry_run  # the default workflow planned from nothing, each job's command printed (conftest.py)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    job = result.stdout[result.stdout.index("rule simulate:"):]
-    job = job[:job.index("papermill")]
-    assert "data/processed/predictions/gavel/random5.parquet" in job and "gavel/lofo.parquet" not in job
+    target = "results/sim/poisson/coloc@random5/summary.parquet"
+    [job] = [job for job in planned(result.stdout) if target in job["output"]]
+    assert job["rule"] == "simulate" and "papermill" in job["shell"]
+    assert "data/processed/predictions/gavel/random5.parquet" in job["input"]
+    assert not [path for path in job["input"] if "gavel/lofo.parquet" in path]
 
 
 @pytest.mark.slow

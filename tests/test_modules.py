@@ -99,3 +99,17 @@ def test_the_workflow_puts_its_own_lib_first_before_it_imports_coloc():
     first_import = next(i for i, line in enumerate(lines) if line.startswith(("from coloc", "import coloc")))
     insert = next(i for i, line in enumerate(lines) if line.startswith("sys.path.insert(0,"))
     assert insert < first_import and '"lib"' in lines[insert]
+
+
+def test_a_file_edited_between_two_calls_is_read_again(tmp_path):
+    """Each file is parsed once per version (the workflow asks for every rule's inputs): an import added to a
+    file after a first call is followed by the next call."""
+    import shutil
+
+    root = tmp_path / "coloc"
+    shutil.copytree(modules.ROOT, root, ignore=shutil.ignore_patterns("__pycache__"))
+    before = {p.name for p in modules.files_of_module("coloc.cli", root)}
+    assert before == {"__init__.py", "cli.py", "sources.py"}
+    cli = root / "cli.py"
+    cli.write_text(cli.read_text() + "\nfrom coloc import stats  # noqa: E402,F401\n")
+    assert {p.name for p in modules.files_of_module("coloc.cli", root)} == before | {"stats.py"}

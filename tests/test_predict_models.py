@@ -42,12 +42,12 @@ SMALL_UTIL = {"horus": {"params": {"n_estimators": 60}}, "horus-implied": {"para
 
 
 @pytest.fixture(scope="module")
-def gavel(mirror) -> Tables:
+def gavel(mirror, workloads_of) -> Tables:
     torch.set_num_threads(1)
     solo, pairs = load_gavel(mirror / "gavel" / "simulation_throughputs.json")
     solo = solo[solo["workload"].isin(NAMES)].reset_index(drop=True)
     pairs = pairs[pairs["workload_a"].isin(NAMES) & pairs["workload_b"].isin(NAMES)].reset_index(drop=True)
-    return Tables(features.workloads_table(NAMES), solo, pairs, device_table(["k80", "p100", "v100"]))
+    return Tables(workloads_of(NAMES), solo, pairs, device_table(["k80", "p100", "v100"]))
 
 
 def test_every_registered_predictor_is_tested():

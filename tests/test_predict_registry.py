@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 from sklearn.base import clone
 
-from coloc import features
 from coloc.datasets import load_gavel
 from coloc.devices import device_table
 from coloc.predict import Tables, check_options, make_predictor, names, predict_pairs, registered, stage
@@ -41,11 +40,11 @@ CHANGED = {
 
 
 @pytest.fixture(scope="module")
-def small(mirror) -> Tables:
+def small(mirror, workloads_of) -> Tables:
     solo, pairs = load_gavel(mirror / "gavel" / "simulation_throughputs.json")
     solo = solo[solo["workload"].isin(NAMES)].reset_index(drop=True)
     pairs = pairs[pairs["workload_a"].isin(NAMES) & pairs["workload_b"].isin(NAMES)].reset_index(drop=True)
-    return Tables(features.workloads_table(NAMES), solo, pairs, device_table(["k80", "p100", "v100"]))
+    return Tables(workloads_of(NAMES), solo, pairs, device_table(["k80", "p100", "v100"]))
 
 
 def test_every_registered_model_is_covered_here():

@@ -5,7 +5,6 @@ import pandas as pd
 import pytest
 import torch
 
-from coloc import features
 from coloc.datasets import load_gavel
 from coloc.devices import device_table
 from coloc.predict import Tables
@@ -20,13 +19,13 @@ TINY = {"hidden": 8, "heads": 2, "layers": 1, "max_epochs": 3, "patience": 2, "b
 
 
 @pytest.fixture(scope="module")
-def gavel_tables(mirror) -> Tables:
+def gavel_tables(mirror, workloads_of) -> Tables:
     torch.set_num_threads(1)
     solo, pairs = load_gavel(mirror / "gavel" / "simulation_throughputs.json")
     solo = solo[(solo["device"] == "k80") & solo["workload"].isin(NAMES)].reset_index(drop=True)
     pairs = pairs[(pairs["device"] == "k80") & pairs["workload_a"].isin(NAMES)
                   & pairs["workload_b"].isin(NAMES)].reset_index(drop=True)
-    return Tables(features.workloads_table(NAMES), solo, pairs, device_table(["k80"]))
+    return Tables(workloads_of(NAMES), solo, pairs, device_table(["k80"]))
 
 
 @pytest.fixture(scope="module")

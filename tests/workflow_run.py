@@ -1,6 +1,8 @@
 """Running the workflow from tests: Snakemake in a subprocess, with or without the data mirror; several independent
-commands at once; a long run in the background while other tests run."""
+commands at once; a long run in the background while other tests run; the jobs a dry run plans, and what a target
+needs among them."""
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -32,6 +34,36 @@ def snakemake_command(*args) -> list[str]:
 
 def snakemake(*args, cwd, mirror=None):
     return run(snakemake_command(*args), cwd=cwd, mirror=mirror)
+
+
+def planned(output: str) -> list[dict]:
+    """The jobs a dry run (``snakemake -n``) printed, in order: each its ``rule`` and its ``input`` and ``output``
+    files (lists), ``shell`` (the command, with ``-p``, else absent) and the job's other fields as printed."""
+    jobs = []
+    for line in output.splitlines():
+        if match := re.fullmatch(r"(?:local)?rule (\S+):", line):
+            jobs.append({"rule": match[1], "input": [], "output": []})
+        elif jobs and (match := re.fullmatch(r"    (\w+): (.*)", line)):
+            key, value = match[1], match[2]
+            jobs[-1][key] = value.split(", ") if key in ("input", "output") else value
+        elif jobs and line.startswith("Shell command: ") and "shell" not in jobs[-1]:
+            jobs[-1]["shell"] = line[len("Shell command: "):]
+    return jobs
+
+
+def needed_by(jobs: list[dict], target: str) -> list[dict]:
+    """The jobs of ``jobs`` (a dry run of the whole workflow from nothing, :func:`planned`) that ``target`` waits
+    for, the one that makes it included: what a dry run of ``target`` alone would plan."""
+    maker = {path: i for i, job in enumerate(jobs) for path in job["output"]}
+    if target not in maker:
+        raise AssertionError(f"no planned job makes {target}")
+    todo, seen = [maker[target]], set()
+    while todo:
+        i = todo.pop()
+        if i not in seen:
+            seen.add(i)
+            todo.extend(maker[path] for path in jobs[i]["input"] if path in maker)
+    return [jobs[i] for i in sorted(seen)]
 
 
 def together(*calls):

@@ -10,6 +10,7 @@ editing any other file does not.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 from pathlib import Path
 
@@ -59,11 +60,21 @@ def _closure(start: set[tuple[str, ...]], root: Path = ROOT) -> list[Path]:
                 continue
             seen.add(path)
             package = path.parent.relative_to(root).parts  # the package this file is in (or is)
-            source = path.read_text()
-            todo.extend(_imports(ast.parse(source, filename=str(path)), package))
-            if "pkgutil" in source:  # a registry that imports every module of its package
+            stat = path.stat()
+            imported, registry = _file_imports(path, package, stat.st_mtime_ns, stat.st_size)
+            todo.extend(imported)
+            if registry:  # a registry that imports every module of its package
                 todo.extend(package + (p.stem,) for p in path.parent.glob("*.py") if p.stem != "__init__")
     return sorted(seen)
+
+
+@functools.lru_cache(maxsize=None)
+def _file_imports(path: Path, package: tuple[str, ...], mtime_ns: int, size: int) -> tuple[frozenset, bool]:
+    """(module paths below coloc that the file imports, whether it imports every module of its package), read
+    once per version of the file (its modification time and size are in the key): the workflow asks for the code
+    inputs of every rule, and the rules share most of their files."""
+    source = path.read_text()
+    return frozenset(_imports(ast.parse(source, filename=str(path)), package)), "pkgutil" in source
 
 
 def _files(parts: tuple[str, ...], root: Path = ROOT) -> list[Path]:
