@@ -23,11 +23,7 @@ measured pairs (no spread): an UPPER BOUND, not a predictor.
 """
 from __future__ import annotations
 
-import math
-
 from reference_sim.base import Policy, fill_idle, register
-
-from coloc.policies.blocked import BlockedStart, blocked, fill_idle_keeping
 from coloc.policies.stages import pair_finish_times, run_stages
 from coloc.sim.predictions import Predictions
 from coloc.sim.queue import fifo_key
@@ -62,73 +58,23 @@ class JctPack(Policy):
         return view.predictions
 
     def schedule(self, view) -> None:
-        wide = blocked(view) if self.wait_rule else None
-        if wide is None:
-            fill_idle(view)
-        else:
-            self._share_for_blocked(view, wide)
-            fill_idle_keeping(view, wide, lambda: BlockedStart(view, wide, self._end_of(view)).start(),
-                              self.lookahead)
+        fill_idle(view)
         cluster = view.cluster
-        if (cluster.max_free() > 0 and wide is None) or not cluster.any_shareable():
+        if cluster.max_free() > 0 or not cluster.any_shareable():
             return
         ends, waiting = None, 0
-        after = BlockedStart(view, wide, self._end_of(view)).start() - view.now if wide is not None else 0.0
         for job in view.queue.first_singles(self.lookahead or len(view.queue)):
             if not cluster.any_shareable():
                 return
             if self.wait_rule and ends is None:
                 ends = self._predicted_ends(view)
             wait = ends[min(waiting, len(ends) - 1)] if ends else None
-            if wait is not None and wide is not None and view.queue.entry(job) > view.queue.entry(wide):
-                wait = wait if wait > after else after  # (added after the reference commit, as coloc decides)
             behind = (len(view.queue) - 1) / view.cluster.num_gpus
             gpu = self._best_gpu(view, job, wait, behind)
             if gpu is None:
                 waiting += 1
             else:
                 view.place(job, (gpu,))
-
-    def _share_for_blocked(self, view, wide) -> None:
-        """(Added after the reference commit, with coloc.policies.coloc's rule: the same decision, plainly.) While a
-        queued job needs more GPUs than are idle, single-GPU jobs first share where the score is below what taking
-        an idle GPU would delay it, for the jobs ahead of it (coloc.policies.blocked)."""
-        if not view.cluster.any_shareable():
-            return
-        end_of = self._end_of(view)
-        starts = BlockedStart(view, wide, end_of)
-        behind = (len(view.queue) - 1) / view.cluster.num_gpus
-        mark = view.queue.entry(wide)
-        for job in view.queue.first_singles(self.lookahead or len(view.queue)):
-            if view.queue.entry(job) > mark or not view.cluster.any_shareable():
-                return
-            gpu = self._best_gpu(view, job, math.inf, behind)
-            if gpu is None:
-                continue
-            device = view.cluster.gpu_device[gpu]
-            t_new = job.remaining / view.speed(device, job.workload)
-            names = [job.workload] + [j.workload for j in view.cluster.residents[gpu]]
-            left = [t_new] + [j.remaining_at(view.now) / j.speed for j in view.cluster.residents[gpu]]
-            packed, _ = run_stages(left, lambda i, k: self._norm(device, names[i], names[k]))
-            delay = starts.delay(job, gpu, view.now + max(packed))
-            score = self.added_time(view, device, job.workload, t_new, gpu) - behind * self._saved(view, job, gpu)
-            if delay is None or score >= delay:
-                continue
-            view.place(job, (gpu,))
-            starts = BlockedStart(view, wide, end_of)
-
-    def _end_of(self, view):
-        """A running job's predicted end (absolute), as a function."""
-        def end_of(job) -> float:
-            factor = 1.0
-            for gpu in job.gpus:
-                here = 1.0
-                for other in view.cluster.residents[gpu]:
-                    if other is not job:
-                        here *= self._norm(job.device, job.workload, other.workload)
-                factor = min(factor, here)
-            return view.now + job.remaining_at(view.now) / job.speed / factor
-        return end_of
 
     def _predicted_ends(self, view) -> list[float]:
         """Sorted predicted times until each running job ends (co-located ones at predicted speed)."""

@@ -21,13 +21,6 @@
    throughput (pessimistic combined normalized throughput >= `min_combined`) and the least-cost among
    those that do not, if below it; of those that pass, the least score wins. Without the wait rule
    (ablation) a set that gains throughput is joined whatever it costs.
-   An idle GPU is not free while a queued job needs more GPUs than are idle: taking it puts that job's start back.
-   So while one does (`wide`, the first in queue order), the single-GPU jobs ahead of it are first offered to
-   share, and join the GPU the rule chooses where its score is below how much later `wide` is predicted to start if
-   they took an idle GPU instead (`_share_for_blocked`); the others take idle GPUs as before. The jobs behind it
-   take its idle GPUs only if predicted to end before it starts (EASY backfilling on predicted times,
-   `fill_idle_keeping`), else the wait rule decides for them, their wait at least until it is predicted to start
-   (the GPUs falling idle first are its; coloc.policies.blocked).
 3. The least-cost GPU is found as before: (new job's and residents' predicted finish times when
    packed) - (new job alone + residents undisturbed), the JCT of both jobs; the test above is then
    made on it alone (O(1) per decision: `saved_time`).
@@ -58,7 +51,6 @@ from operator import itemgetter
 import numpy as np
 
 from coloc.policies.base import Policy, fill_idle, register
-from coloc.policies.blocked import BlockedStart, blocked, fill_idle_keeping
 from coloc.policies.ends import PredictedEnds
 from coloc.policies.lone import REL
 from coloc.policies.stages import pair_finish_times, run_stages
@@ -95,32 +87,23 @@ class JctPack(Policy):
         self._joinable_at: dict[tuple[str, str], tuple[int, dict, list]] = {}  # (open_changes, rules, _joinable's)
         self._ends = PredictedEnds(view, lambda job: self._predicted_factor(view, job)) if self.wait_rule else None
         self._cap = view.cluster.cap  # (the view's cluster is capped at max_jobs_per_gpu already)
-        self._view = view
 
     def _predictions(self, view) -> Predictions:
         return view.predictions
 
     def schedule(self, view) -> None:
-        wide = blocked(view) if self.wait_rule else None
-        if wide is None:
-            fill_idle(view)
-        else:
-            self._share_for_blocked(view, wide)
-            fill_idle_keeping(view, wide, lambda: BlockedStart(view, wide, self._end_of).start(), self.lookahead)
+        fill_idle(view)
         cluster = view.cluster
-        if (cluster.max_free() > 0 and wide is None) or not cluster.any_shareable():
+        if cluster.max_free() > 0 or not cluster.any_shareable():
             return
         waits, waiting, gpus = None, 0, cluster.num_gpus
         offers = view.queue.first_singles(self.lookahead or len(view.queue))
-        after = BlockedStart(view, wide, self._end_of).start() - view.now if wide is not None else 0.0
         for i, job in enumerate(offers):
             if not cluster.any_shareable():
                 return
             if self.wait_rule and waits is None:
                 waits = RoundWaits(self._ends, view, len(offers) - 1)
             wait = partial(waits.wait, waiting) if waits is not None and waits.known else None
-            if wait is not None and wide is not None and view.queue.entry(job) > view.queue.entry(wide):
-                wait = partial(at_least, wait, after)  # the GPUs falling idle first are kept for `wide`
             behind = (len(view.queue) - 1) / gpus  # the queue's share of each GPU-second saved (queue_weight)
             gpu = self._best_gpu(view, job, wait, behind)
             if gpu is None:
@@ -129,48 +112,6 @@ class JctPack(Policy):
             if waits is not None and i + 1 < len(offers):
                 waits.read()  # the later offers' waits are the ends as at the first offer
             view.place(job, (gpu,))
-
-    def _share_for_blocked(self, view, wide) -> None:
-        """`wide` needs more GPUs than are idle: offer the single-GPU jobs ahead of it in queue order (up to the
-        lookahead), whose alternative is an idle GPU, to share first: a job joins the GPU coloc's rule would choose
-        where its score (added completion time less the queue's share of the GPU time saved) is below what taking an
-        idle GPU instead would delay `wide` (coloc.policies.blocked). Those behind it wait for GPUs it leaves
-        (`fill_idle_keeping`), so the wait rule decides for them."""
-        if not view.cluster.any_shareable():
-            return
-        starts = BlockedStart(view, wide, self._end_of)
-        behind = (len(view.queue) - 1) / view.cluster.num_gpus
-        mark = view.queue.entry(wide)
-        for job in view.queue.first_singles(self.lookahead or len(view.queue)):
-            if view.queue.entry(job) > mark or not view.cluster.any_shareable():
-                return
-            gpu = self._best_gpu(view, job, lambda: math.inf, behind)  # the GPU the rule would choose
-            if gpu is None:
-                continue
-            delay = starts.delay(job, gpu, self._busy_until(view, job, gpu))
-            if delay is None or self._score(view, job, gpu, behind) >= delay:
-                continue
-            view.place(job, (gpu,))
-            starts = BlockedStart(view, wide, self._end_of)  # the GPU it joined falls idle later
-
-    def _score(self, view, job, gpu: int, behind: float) -> float:
-        """The wait rule's score of packing `job` on `gpu`: added completion time less behind x GPU time saved."""
-        device = view.cluster.gpu_device[gpu]
-        t_new = job.remaining / view.speed(device, job.workload)
-        return self.added_time(view, device, job.workload, t_new, gpu) - behind * self.saved_time(view, job, gpu)
-
-    def _busy_until(self, view, job, gpu: int) -> float:
-        """When `gpu` is predicted to fall idle (absolute) with `job` packed next to its residents."""
-        device, here, now = view.cluster.gpu_device[gpu], view.cluster.residents[gpu], view.now
-        names = [job.workload] + [j.workload for j in here]
-        left = [job.remaining / view.speed(device, job.workload)] + [solo_left(j, now) for j in here]
-        packed, _ = run_stages(left, lambda i, k: self._norm(device, names[i], names[k]))
-        return now + max(packed)
-
-    def _end_of(self, job) -> float:
-        """A running job's predicted end (absolute): its solo remaining time over its predicted factor."""
-        now = self._view.now
-        return now + solo_left(job, now) / self._predicted_factor(self._view, job)
 
     def _predicted_factor(self, view, job) -> float:
         """A running job's predicted (pessimistic) normalized throughput with its co-runners; a gang job
@@ -417,12 +358,6 @@ class JctPack(Policy):
         packed, _ = run_stages(left, pair_norm)
         alone, _ = run_stages(left[1:], lambda i, k: pair_norm(i + 1, k + 1))
         return sum(packed) - t_new - sum(alone)
-
-
-def at_least(wait: Callable[[], float], least: float) -> float:
-    """wait(), or `least` if that is longer."""
-    value = wait()
-    return value if value > least else least
 
 
 def solo_left(job, now: float) -> float:
