@@ -51,9 +51,9 @@ def test_dry_run_refuses_a_misspelled_section_and_an_unknown_policy_in_one_error
 
 @pytest.mark.slow
 def test_dry_run_refuses_a_simulation_protocol_the_predictors_stage_does_not_make(tmp_path):
-    result = snakemake(tmp_path, {"simulation": {"protocol": "lojo"}}, "-n")
+    result = snakemake(tmp_path, {"simulation": {"protocol": "lofo-probe-5"}}, "-n")
     assert result.returncode != 0
-    assert ("simulation.protocol: 'lojo' is not among predictors.protocols ['random5', 'lofo', 'xdevice'"
+    assert ("simulation.protocol: 'lofo-probe-5' is not among predictors.protocols ['random5', 'lofo', 'lojo', 'xdevice'"
             in result.stdout + result.stderr)
 
 
