@@ -1,22 +1,10 @@
 """The predictors stage in the workflow: what a run waits for, and config mistakes refused before anything runs."""
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-from workflow_run import needed_by, planned
-
-REPO = Path(__file__).resolve().parents[1]
-CI_CONFIG = REPO / "config" / "ci.yaml"
+from workflow_run import needed_by, planned, snakemake
 
 pytestmark = pytest.mark.slow  # each test starts Snakemake (about 5 s)
-
-
-def dry_run(*args, cwd):
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--cores", "2", "-n", *args]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
 def test_gavel_predictions_wait_for_no_profiling(ci_dry_run):
@@ -31,6 +19,6 @@ def test_gavel_predictions_wait_for_no_profiling(ci_dry_run):
 
 
 def test_a_misspelled_model_option_is_refused_by_the_dry_run(tmp_path):
-    bad = dry_run("--config", 'predictors={"models": {"lgbm": {"params": {"n_estimatorz": 40}}}}', cwd=tmp_path)
+    bad = snakemake("-n", "--config", 'predictors={"models": {"lgbm": {"params": {"n_estimatorz": 40}}}}', cwd=tmp_path)
     assert bad.returncode != 0
     assert "pair predictor 'lgbm': lgbm params: unknown LightGBM option 'n_estimatorz'" in bad.stdout + bad.stderr
