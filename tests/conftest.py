@@ -3,7 +3,8 @@ and one real CI run of the workflow (session-wide, shared by every test module t
 
 The two long runs go on in the background while other tests run: the CI run starts before the first test (when
 a test to run needs it), the SLURM test's sweep as soon as the CI run has ended (tests/slurm_sweep.py); the SLURM
-test runs last.
+test runs last. Under pytest-xdist (the README's test command runs the tests in two processes) the first worker
+to start runs them for all: the others read their results from files (workflow_run.SharedRun).
 
 Figures are drawn on matplotlib's non-interactive Agg backend (coloc.plots chooses none itself).
 """
@@ -20,13 +21,14 @@ import yaml  # noqa: E402
 
 import slurm_sweep  # noqa: E402
 from coloc import datasets, features, sources  # noqa: E402
-from workflow_run import CI_CONFIG, InBackground, snakemake, snakemake_command  # noqa: E402
+from workflow_run import CI_CONFIG, SharedRun, snakemake, snakemake_command  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 # The CI run's longest chain first (profiling, the predictors, their figures; --prioritize gives a target and what
 # it needs the highest priority), the simulations filling the gaps: the same jobs and outputs, in less time.
 CI_RUN_ARGS = ("--prioritize", "figures/predictors/gavel_random5_scatter.png", "--configfile", str(CI_CONFIG))
-CI_RUN = pytest.StashKey[tuple[Path, InBackground]]()
+CI_RUN = pytest.StashKey[SharedRun]()
+SWEEP = pytest.StashKey[slurm_sweep.Sweep]()
 
 
 def pytest_collection_modifyitems(items):
@@ -97,36 +99,51 @@ def needs_ci_run(item: pytest.Item) -> bool:
     return "ci_run" in item.fixturenames or item.path.name == "test_slurm.py"  # the SLURM test asks for it late
 
 
-def ci_run_started(config: pytest.Config, tmp_path_factory, mirror: Path) -> tuple[Path, InBackground]:
-    """(folder, run) of the session's CI run, started now if not yet: Snakemake on config/ci.yaml, from the
-    mirror, in a scratch folder."""
+def under_xdist() -> bool:
+    """Whether this process is one of several pytest-xdist workers of the session."""
+    return bool(os.environ.get("PYTEST_XDIST_WORKER"))
+
+
+def session_folder(tmp_path_factory) -> Path:
+    """A folder every process of the session sees (xdist's workers each have their own base temp below it)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if under_xdist() else base
+
+
+def ci_run_started(config: pytest.Config, tmp_path_factory, mirror: Path, session=None) -> SharedRun:
+    """The session's CI run, started now if no process of the session has: Snakemake on config/ci.yaml, from
+    the mirror, in a scratch folder; followed by the SLURM test's sweep when ``session`` selects it."""
     if CI_RUN not in config.stash:
-        workdir = tmp_path_factory.mktemp("ci_run")
-        config.stash[CI_RUN] = workdir, InBackground(snakemake_command(*CI_RUN_ARGS), cwd=workdir, mirror=mirror)
+        run = SharedRun(session_folder(tmp_path_factory) / "ci_run")
+        sweep = slurm_sweep.Sweep(run.workdir, run.folder) if session and slurm_sweep.selected(session) else None
+        if run.start(snakemake_command(*CI_RUN_ARGS), mirror=mirror, then=sweep) and sweep is not None:
+            config.stash[SWEEP] = sweep
+        config.stash[CI_RUN] = run
     return config.stash[CI_RUN]
 
 
 @pytest.fixture(scope="session", autouse=True)
 def ci_run_starts_first(request, tmp_path_factory):
     """The CI run takes minutes: when a test to run needs it (and the mirror is there), it starts before the first
-    test and goes on in the background, and so does the SLURM test's sweep, which waits for it; the fixture ci_run
-    waits for it too. Stopped if the session ends first."""
+    test and goes on in the background, and so does the SLURM test's sweep after it; the fixture ci_run waits for
+    it. At the end of the session they are stopped, unless other xdist workers may still read them."""
     if mirror_folder().is_dir() and any(needs_ci_run(item) for item in request.session.items):
-        workdir, run = ci_run_started(request.config, tmp_path_factory, mirror_folder())
-        slurm_sweep.start_if_selected(request.session, workdir, tmp_path_factory, lambda: run.wait() == 0)
+        ci_run_started(request.config, tmp_path_factory, mirror_folder(), request.session)
     yield
+    if SWEEP in request.config.stash and not under_xdist():
+        request.config.stash[SWEEP].stop()
     if CI_RUN in request.config.stash:
-        request.config.stash[CI_RUN][1].stop()
+        request.config.stash[CI_RUN].finish(others_may_need_it=under_xdist())
 
 
 @pytest.fixture(scope="session")
 def ci_run(request, tmp_path_factory, mirror):
     """One real run of the whole workflow on config/ci.yaml, from the mirror, in a scratch folder, once it has
-    ended (started before the first test by ci_run_starts_first, or now)."""
-    workdir, run = ci_run_started(request.config, tmp_path_factory, mirror)
+    ended (started before the first test by ci_run_starts_first, or now): its folder."""
+    run = ci_run_started(request.config, tmp_path_factory, mirror)
     result = run.result()
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    return workdir
+    return run.workdir
 
 
 @pytest.fixture

@@ -1,14 +1,16 @@
-"""The SLURM test's sweep (tests/test_slurm.py), run in a background thread from when the CI run has ended.
+"""The SLURM test's sweep (tests/test_slurm.py), run in the background from when the CI run has ended.
 
 The sweep takes minutes, most of them SLURM jobs and the executor's waits between status checks; other tests run
-meanwhile. tests/conftest.py starts the thread with the CI run, before the first test (when the SLURM test is to
-run and a SLURM is reachable); the test waits for it and checks what it recorded. It does what the test did in
+meanwhile. tests/conftest.py starts it with the CI run, before the first test (when the SLURM test is to run and a
+SLURM is reachable), in the process that runs the CI run; it records what it did in a file beside the CI run, which
+the test reads in whichever process runs it (pytest-xdist's workers). It does what the test did in
 the foreground: in a copy of the finished CI run without its simulation results, the sweep runs as SLURM jobs
 with the profile workflow/profiles/slurm, one simulate job is cancelled (scancel) while it runs, the first
 attempt ends, and a second one finishes the sweep."""
 
 import importlib.util
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -28,9 +30,6 @@ SUMMARY = "results/sim/summary.parquet"
 # check that found one finished; the plugin adds 10 s after each check that found none (its fixed back-off).
 LOCAL_SLURM_ARGS = ["--slurm-status-command", "squeue", "--slurm-no-account",
                     "--slurm-init-seconds-before-status-checks", "1"]
-
-STASH = pytest.StashKey["BackgroundSweep"]()
-
 
 def slurm_unavailable() -> str | None:
     """Why the test cannot run here, or None."""
@@ -118,29 +117,34 @@ class Attempts:
     second: subprocess.CompletedProcess
 
 
-class BackgroundSweep:
-    """The sweep with one job cancelled, then the rerun, in a thread; attempts() waits for them. The thread first
-    calls ``ci_run_ended``, which waits until the CI run in ``local`` has ended and says whether it succeeded."""
+def outcome_file(ci_run_folder: Path) -> Path:
+    return ci_run_folder / "slurm_attempts.pickle"
 
-    def __init__(self, local: Path, folder: Path, ci_run_ended=lambda: True):
-        self.local, self.folder, self.ci_run_ended = local, folder, ci_run_ended
+
+class Sweep:
+    """The sweep with one job cancelled, then the rerun, from the finished CI run ``local``: called with the CI
+    run's exit status (in the CI run's background thread), it records the Attempts, or why there are none, in
+    outcome_file(``ci_run_folder``)."""
+
+    def __init__(self, local: Path, ci_run_folder: Path):
+        self.local, self.ci_run_folder = local, ci_run_folder
         self.process = None  # the Snakemake run in progress
         self.stopped = False  # the session has ended: start no further run
         self.lock = threading.Lock()
-        self.outcome = None  # Attempts, or the exception that ended the thread
-        self.thread = threading.Thread(target=self._run, name="slurm-sweep", daemon=True)
-        self.thread.start()
 
-    def _run(self):
+    def __call__(self, ci_returncode: int):
         try:
-            self.outcome = self._attempts()
-        except BaseException as error:  # pytest.fail raises an OutcomeException; the test re-raises it
-            self.outcome = error
+            if ci_returncode != 0:
+                raise RuntimeError("the CI run failed (see the error of the fixture ci_run): no sweep")
+            outcome = self._attempts()
+        except BaseException as error:  # pytest.fail raises an OutcomeException: the test fails with its text
+            outcome = f"{type(error).__name__}: {error}"
+        temporary = outcome_file(self.ci_run_folder).with_suffix(".partial")
+        temporary.write_bytes(pickle.dumps(outcome))
+        temporary.replace(outcome_file(self.ci_run_folder))
 
     def _attempts(self) -> Attempts:
-        if not self.ci_run_ended():
-            raise RuntimeError("the CI run failed (see the error of the fixture ci_run): no sweep")
-        repo, workdir = copy_without_simulations(self.local, self.folder)
+        repo, workdir = copy_without_simulations(self.local, self.ci_run_folder / "slurm")
         log_path = workdir / "first_attempt.log"
         with log_path.open("w") as log:
             self._start(repo, workdir, stdout=log, stderr=subprocess.STDOUT)
@@ -169,32 +173,29 @@ class BackgroundSweep:
             self.process = subprocess.Popen(sweep_command(repo), cwd=workdir, env=sweep_env(repo), text=True,
                                             **output)
 
-    def attempts(self) -> Attempts:
-        self.thread.join()
-        if isinstance(self.outcome, BaseException):
-            raise self.outcome
-        return self.outcome
-
     def stop(self):
         """At the end of the session: a Snakemake still running is stopped (SIGTERM: it cancels its jobs)."""
         with self.lock:
             self.stopped = True
             if self.process is not None and self.process.poll() is None:
                 self.process.terminate()
-        self.thread.join(timeout=120)
 
 
-def sweep(config: pytest.Config, local: Path, folder_factory: pytest.TempPathFactory,
-          ci_run_ended=lambda: True) -> BackgroundSweep:
-    """The session's sweep from the CI run in ``local``: started now in the background if not yet."""
-    if STASH not in config.stash:
-        config.stash[STASH] = BackgroundSweep(local, folder_factory.mktemp("slurm"), ci_run_ended)
-        config.add_cleanup(config.stash[STASH].stop)
-    return config.stash[STASH]
+def selected(session: pytest.Session) -> bool:
+    """Whether tests/test_slurm.py is among the session's tests and a SLURM is reachable."""
+    return any(item.path.name == "test_slurm.py" for item in session.items) and slurm_unavailable() is None
 
 
-def start_if_selected(session: pytest.Session, local: Path, folder_factory: pytest.TempPathFactory,
-                      ci_run_ended) -> None:
-    """Start the sweep when tests/test_slurm.py is among the session's tests and a SLURM is reachable."""
-    if any(item.path.name == "test_slurm.py" for item in session.items) and slurm_unavailable() is None:
-        sweep(session.config, local, folder_factory, ci_run_ended)
+def attempts(ci_run_folder: Path, timeout: float = 1800) -> Attempts:
+    """The sweep's Attempts, once recorded (in any process of the session)."""
+    path = outcome_file(ci_run_folder)
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if time.monotonic() > deadline:
+            pytest.fail(f"no SLURM sweep recorded in {path} after {timeout} s (it starts with the CI run, in "
+                        "tests/conftest.py, when this test is selected)")
+        time.sleep(1)
+    outcome = pickle.loads(path.read_bytes())
+    if isinstance(outcome, str):
+        pytest.fail(outcome)
+    return outcome

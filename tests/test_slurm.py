@@ -11,13 +11,13 @@ run by tests/conftest.py), while other tests run; this test runs last and waits 
 import pandas as pd
 import pytest
 
-from slurm_sweep import SUMMARY, run_summaries, slurm_unavailable, sweep
+from slurm_sweep import SUMMARY, attempts, run_summaries, slurm_unavailable
 
 pytestmark = pytest.mark.slow  # a Snakemake sweep through SLURM (a minute or two)
 
 
 @pytest.fixture
-def slurm_attempts(request, tmp_path_factory):
+def slurm_attempts(request):
     """The sweep's two attempts (slurm_sweep.Attempts), once both have ended."""
     reason = slurm_unavailable()
     if reason:
@@ -26,7 +26,7 @@ def slurm_attempts(request, tmp_path_factory):
         local = request.getfixturevalue("ci_run")
     except pytest.FixtureLookupError:
         pytest.skip("the session fixture ci_run (the local CI run) is not shared in tests/conftest.py")
-    return sweep(request.config, local, tmp_path_factory).attempts()  # started with the CI run, or now
+    return attempts(local.parent)  # started after the CI run, by the process that ran it
 
 
 def comparable(summary: pd.DataFrame) -> pd.DataFrame:

@@ -5,7 +5,7 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -73,32 +73,71 @@ def together(*calls):
         return [future.result() for future in [pool.submit(call) for call in calls]]
 
 
-class InBackground:
-    """A command running in a subprocess from now on, its output in unnamed files (no pipe to fill); result()
-    waits for it. For a long run that tests share, so that other tests run meanwhile."""
+class SharedRun:
+    """A long command that every process of one test session shares (pytest-xdist runs the tests in several): the
+    first process to call start() runs it in the background, in ``folder``/work (an atomic mkdir of ``folder``
+    decides which process), its output and exit status written to files in ``folder``; result() reads them in any
+    process, once the command has ended. For a long run that tests share, so that other tests run meanwhile."""
 
-    def __init__(self, args, cwd, mirror=None, timeout=900):
-        self.deadline = time.monotonic() + timeout
-        self.stdout, self.stderr = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")
-        self.process = subprocess.Popen(args, cwd=cwd, env=environment(mirror), stdout=self.stdout,
-                                        stderr=self.stderr, text=True)
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.workdir = folder / "work"
+        self.process = None  # the command, in the process that started it
+        self.waiter = None  # that process's thread that records the exit status
 
-    def wait(self) -> int:
-        """The command's exit status, once it has ended (stopped past its timeout, counted from its start)."""
+    def start(self, args, mirror=None, timeout=900, then=None) -> bool:
+        """Start the command unless a process of the session has (True if this one did); ``then``, if given, runs
+        after it in the same background thread, with its exit status."""
         try:
-            return self.process.wait(timeout=max(0.0, self.deadline - time.monotonic()))
-        finally:
-            self.stop()
+            self.folder.mkdir()
+        except FileExistsError:
+            return False
+        self.workdir.mkdir()
+        with open(self.folder / "stdout", "w") as out, open(self.folder / "stderr", "w") as err:
+            self.process = subprocess.Popen(args, cwd=self.workdir, env=environment(mirror), stdout=out, stderr=err,
+                                            text=True)
+        self.waiter = threading.Thread(target=self._record, args=(timeout, then), name="shared-run", daemon=True)
+        self.waiter.start()
+        return True
+
+    def _record(self, timeout, then):
+        try:
+            returncode = self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self._terminate()
+            returncode = self.process.returncode
+        temporary = self.folder / "returncode.partial"
+        temporary.write_text(str(returncode))
+        temporary.replace(self.folder / "returncode")  # appears whole: other processes poll for it
+        if then is not None:
+            then(returncode)
+
+    def wait(self, timeout=1800) -> int:
+        """The command's exit status, once it has ended (in any process of the session)."""
+        done = self.folder / "returncode"
+        deadline = time.monotonic() + timeout
+        while not done.exists():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{self.folder}: the shared run has not ended in {timeout} s")
+            time.sleep(0.5)
+        return int(done.read_text())
 
     def result(self) -> subprocess.CompletedProcess:
         """As run() returns it, once the command has ended."""
-        self.wait()
-        self.stdout.seek(0)
-        self.stderr.seek(0)
-        return subprocess.CompletedProcess(self.process.args, self.process.returncode, self.stdout.read(),
-                                           self.stderr.read())
+        returncode = self.wait()
+        return subprocess.CompletedProcess(self.folder.name, returncode, (self.folder / "stdout").read_text(),
+                                           (self.folder / "stderr").read_text())
 
-    def stop(self):
+    def finish(self, others_may_need_it: bool):
+        """At the end of this process's session, in the process that started the command: wait for it to end if
+        other processes of the session may still read it (pytest-xdist's other workers), else stop it."""
+        if self.process is None:
+            return
+        if not others_may_need_it:
+            self._terminate()
+        self.waiter.join()
+
+    def _terminate(self):
         """Stop the command if it still runs (SIGTERM: Snakemake stops its jobs; SIGKILL after a minute)."""
         if self.process.poll() is None:
             self.process.terminate()
