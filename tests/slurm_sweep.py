@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-CI_CONFIG = REPO / "config" / "ci.yaml"
+from workflow_run import CI_CONFIG, REPO
+
 SUMMARY = "results/sim/summary.parquet"
 
 # The local SLURM keeps no accounting database: job states come from squeue (finished jobs stay in it for

@@ -5,16 +5,13 @@ import json
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from coloc.claims import VERDICTS
+from workflow_run import CI_CONFIG, REPO
 
 pytestmark = pytest.mark.slow  # builds the report of the CI run (the run itself takes minutes)
-
-REPO = Path(__file__).resolve().parents[1]
-CI_CONFIG = REPO / "config" / "ci.yaml"
 
 
 def report_variable(html: str, name: str):
