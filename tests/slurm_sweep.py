@@ -3,10 +3,9 @@
 The sweep takes minutes, most of them SLURM jobs and the executor's waits between status checks; other tests run
 meanwhile. tests/conftest.py starts it with the CI run, before the first test (when the SLURM test is to run and a
 SLURM is reachable), in the process that runs the CI run; it records what it did in a file beside the CI run, which
-the test reads in whichever process runs it (pytest-xdist's workers). It does what the test did in
-the foreground: in a copy of the finished CI run without its simulation results, the sweep runs as SLURM jobs
-with the profile workflow/profiles/slurm, one simulate job is cancelled (scancel) while it runs, the first
-attempt ends, and a second one finishes the sweep."""
+the test reads in whichever process runs it (pytest-xdist's workers). In a copy of the finished CI run without the
+simulation results of two scenarios, the sweep runs as SLURM jobs with the profile workflow/profiles/slurm, one
+simulate job is cancelled (scancel) while it runs, the first attempt ends, and a second one finishes the sweep."""
 
 import importlib.util
 import os
@@ -24,6 +23,9 @@ import pytest
 from workflow_run import CI_CONFIG, REPO
 
 SUMMARY = "results/sim/summary.parquet"
+# The scenarios whose runs the sweep redoes under SLURM (five runs of the CI config: more than the four jobs it
+# runs at once, so the first attempt goes on past the cancelled one).
+SWEPT = ("philly-contended", "poisson")
 
 # The local SLURM keeps no accounting database: job states come from squeue (finished jobs stay in it for
 # MinJobAge, an hour, there). Status checks come 1 s apart, not the plugin's 40 s, while no job runs and after a
@@ -47,7 +49,8 @@ def slurm_unavailable() -> str | None:
 
 def copy_without_simulations(local: Path, folder: Path) -> tuple[Path, Path]:
     """(repo, workdir): a copy of the workflow and of the finished CI run ``local`` in ``folder`` (on the
-    filesystem every SLURM job sees), less the simulation results (the sweep to redo)."""
+    filesystem every SLURM job sees), less the simulation results of the scenarios in SWEPT (their runs are the
+    sweep to redo; the other scenarios' runs are kept as the local run wrote them) and the gathered results."""
     repo, workdir = folder / "repo", folder / "work"
     repo.mkdir(parents=True)
     for name in ("Snakefile", "environment.yml"):
@@ -56,7 +59,14 @@ def copy_without_simulations(local: Path, folder: Path) -> tuple[Path, Path]:
         shutil.copytree(REPO / part, repo / part)
     for part in ("data", "results", "figures", "logs"):
         shutil.copytree(local / part, workdir / part)
-    shutil.rmtree(workdir / "results" / "sim")
+    sim = workdir / "results" / "sim"
+    missing = [name for name in SWEPT if not (sim / name).is_dir()]
+    if missing:
+        raise RuntimeError(f"the CI run made no results/sim/{missing}: SWEPT in tests/slurm_sweep.py names scenarios "
+                           "of config/ci.yaml")
+    for path in sim.iterdir():
+        if path.is_file() or path.name in SWEPT:
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
     return repo, workdir
 
 

@@ -1,9 +1,10 @@
 """The CI sweep through Snakemake's SLURM executor on a real SLURM (scripts/slurm_local.sh starts one; CI does).
 
-In a copy of the finished CI run (fixture ci_run) without its simulation results, the sweep runs again as SLURM
-jobs with the profile workflow/profiles/slurm. One simulation job is cancelled (scancel) while it runs; that run
-fails, the others finish (the profile keeps going); a rerun finishes the sweep. The gathered summary then equals
-the local run's, timing columns aside, row for row: nothing lost, nothing changed by the executor.
+In a copy of the finished CI run (fixture ci_run) without the simulation results of two scenarios, the sweep runs
+them again as SLURM jobs with the profile workflow/profiles/slurm. One simulation job is cancelled (scancel) while
+it runs; that run fails, the others finish (the profile keeps going); a rerun finishes the sweep. The gathered
+summary then equals the local run's, timing columns aside, row for row: nothing lost, nothing changed by the
+executor.
 
 The two attempts run in the background from when the CI run has ended (tests/slurm_sweep.py, started with the CI
 run by tests/conftest.py), while other tests run; this test runs last and waits for them."""
