@@ -11,6 +11,7 @@ Figures are drawn on matplotlib's non-interactive Agg backend (coloc.plots choos
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 os.environ.setdefault("MPLBACKEND", "Agg")
@@ -21,7 +22,7 @@ import yaml  # noqa: E402
 
 import slurm_sweep  # noqa: E402
 from coloc import datasets, features, sources  # noqa: E402
-from workflow_run import CI_CONFIG, SharedRun, snakemake, snakemake_command  # noqa: E402
+from workflow_run import CI_CONFIG, SharedRun, snakemake_command  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 # The CI run's longest chain first (profiling, the predictors, their figures; --prioritize gives a target and what
@@ -81,18 +82,26 @@ def workloads_of():
     return table
 
 
+def shared_dry_run(tmp_path_factory, name: str, *args) -> subprocess.CompletedProcess:
+    """`snakemake -n` with ``args`` in an empty folder, without a mirror: run once for all processes of the
+    session (the first to ask runs it, the others read its output: workflow_run.SharedRun)."""
+    run = SharedRun(session_folder(tmp_path_factory) / name)
+    run.start(snakemake_command("-n", *args))
+    return run.result()
+
+
 @pytest.fixture(scope="session")
 def default_dry_run(tmp_path_factory):
     """`snakemake -n -p` of the whole default workflow in an empty folder, without a mirror: every job the default
     run plans, with its command (read with workflow_run.planned); one Snakemake start shared by the tests of it."""
-    return snakemake("-n", "-p", cwd=tmp_path_factory.mktemp("default_dry_run"))
+    return shared_dry_run(tmp_path_factory, "default_dry_run", "-p")
 
 
 @pytest.fixture(scope="session")
 def ci_dry_run(tmp_path_factory):
     """`snakemake -n` of the whole CI workflow (config/ci.yaml) in an empty folder, without a mirror: every job the
     CI run plans (read with workflow_run.planned and needed_by); one Snakemake start shared by the tests of it."""
-    return snakemake("-n", "--configfile", str(CI_CONFIG), cwd=tmp_path_factory.mktemp("ci_dry_run"))
+    return shared_dry_run(tmp_path_factory, "ci_dry_run", "--configfile", str(CI_CONFIG))
 
 
 def needs_ci_run(item: pytest.Item) -> bool:
