@@ -135,9 +135,13 @@ def ci_run_started(config: pytest.Config, tmp_path_factory, mirror: Path, sessio
 def ci_run_starts_first(request, tmp_path_factory):
     """The CI run takes minutes: when a test to run needs it (and the mirror is there), it starts before the first
     test and goes on in the background, and so does the SLURM test's sweep after it; the fixture ci_run waits for
-    it. At the end of the session they are stopped, unless other xdist workers may still read them."""
+    it. The CI run is the session's longest chain (the tests of its outputs wait for it), so the test processes
+    yield the CPU to it: they run at a lower priority (nice +5) from then on, the CI run and the sweep (started
+    in a thread created before) at the priority the session was started with. At the end of the session they are
+    stopped, unless other xdist workers may still read them."""
     if mirror_folder().is_dir() and any(needs_ci_run(item) for item in request.session.items):
         ci_run_started(request.config, tmp_path_factory, mirror_folder(), request.session)
+        os.nice(5)  # this thread and what it starts from now on (Linux: a thread's own priority)
     yield
     if SWEEP in request.config.stash and not under_xdist():
         request.config.stash[SWEEP].stop()
