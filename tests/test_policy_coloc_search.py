@@ -1,5 +1,6 @@
 """coloc's search of a group of one-job GPUs (JctPack._cheapest_lone, lone_floor, RoundWaits) finds
 exactly what costing every GPU finds, ties and rounding included."""
+import math
 import random
 from types import SimpleNamespace
 
@@ -190,8 +191,8 @@ def contended_run(gavel, name: str, seed: int, skip: bool, monkeypatch, checked:
     if checked is not None:
         declines = type(policy)._declines
 
-        def declines_checked(self, view, job, wait, behind):
-            declined = declines(self, view, job, wait, behind)
+        def declines_checked(self, view, job, wait, behind, ceiling=None):
+            declined = declines(self, view, job, wait, behind, ceiling)
             if declined:
                 self.skip_unpaying = False
                 checked.append(self._best_gpu(view, job, wait, behind))
@@ -217,3 +218,21 @@ def test_offers_declined_unsearched_are_those_the_search_declines(gavel, name, s
     assert len(checked) > 50 and all(found is None for found in checked), (len(checked), checked[:5])
     pd.testing.assert_frame_equal(unsearched, searched)
     assert (searched["colocated_time"] > 0).sum() > 20  # (a scenario where sharing happens)
+
+
+@pytest.mark.parametrize("name", ["coloc", "coloc-online"])
+def test_a_rounds_ceiling_is_never_below_its_wait(gavel, name, monkeypatch):
+    """RoundWaits.at_most, read off the cluster's one-job GPUs, is at least the wait the ends give, and finite
+    often enough to spare reading them."""
+    pairs = []
+
+    class Checked(coloc_module.RoundWaits):
+        def at_most(self, waiting):
+            most = super().at_most(waiting)
+            pairs.append((most, self.wait(waiting)))
+            return most
+
+    monkeypatch.setattr(coloc_module, "RoundWaits", Checked)
+    contended_run(gavel, name, 0, True, monkeypatch)
+    assert all(most >= wait for most, wait in pairs), [p for p in pairs if p[0] < p[1]][:5]
+    assert sum(most < math.inf for most, _ in pairs) > 100

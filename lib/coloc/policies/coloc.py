@@ -39,10 +39,12 @@ so groups are visited least bound first and the search stops at the first bound 
 may join are kept while the same groups are open. An offer that cannot pay against its wait is declined
 before any search (`_declines`): its score next to one resident never falls with t either, so the device's
 groups, read by their first finish (coloc.sim.firsts) until a bound over all of them reaches the wait, prove
-it (at 100,000 jobs on 10,000 V100s: 5 offers in 6, each reading about 2 groups). The wait rule's predicted
-ends are kept across rounds (coloc.policies.ends), read when an offer is tested or a candidate's score is
-not negative, and the k-th least is found among a few candidates, not all running jobs. Costs are the scalar
-expressions' floating-point operations, so the choices, ties included, are those of the plain loops.
+it (at 100,000 jobs on 10,000 V100s: 5 offers in 6, each reading about 2 groups), tested first against a
+time the wait does not exceed, read off the first finishers of the one-job GPUs (RoundWaits.at_most). The
+wait rule's predicted ends are kept across rounds (coloc.policies.ends), read only where that test or a
+candidate's score (not negative) needs the wait, and the k-th least is found among a few candidates, not all
+running jobs. Costs are the scalar expressions' floating-point operations, so the choices, ties included, are
+those of the plain loops.
 """
 from __future__ import annotations
 
@@ -108,8 +110,9 @@ class JctPack(Policy):
             if self.wait_rule and waits is None:
                 waits = RoundWaits(self._ends, view, len(offers) - 1)
             wait = partial(waits.wait, waiting) if waits is not None and waits.known else None
+            ceiling = partial(waits.at_most, waiting) if wait is not None else None
             behind = (len(view.queue) - 1) / gpus  # the queue's share of each GPU-second saved (queue_weight)
-            gpu = self._best_gpu(view, job, wait, behind)
+            gpu = self._best_gpu(view, job, wait, behind, ceiling)
             if gpu is None:
                 waiting += 1
                 continue
@@ -153,16 +156,18 @@ class JctPack(Policy):
             total += factor
         return total >= self.min_combined
 
-    def _best_gpu(self, view, job, wait: Callable[[], float] | None, behind: float = 0.0) -> int | None:
+    def _best_gpu(self, view, job, wait: Callable[[], float] | None, behind: float = 0.0,
+                  ceiling: Callable[[], float] | None = None) -> int | None:
         """The admissible GPU adding least completion time; None if the job should wait.
 
         The sets that gain throughput are searched first; then those that do not, for a GPU below that best:
         wait(), the job's wait under the wait rule (None: no rule), is asked only if one is found, and the job
         joins it if packing adds less than the wait. The groups are visited least floor first (lone_floor;
         -inf where GPUs hold several jobs), up to the first floor above the best so far. Under the wait rule an
-        offer whose every GPU scores at least its wait is declined before any search (`_score_floor`).
+        offer whose every GPU scores at least its wait is declined before any search (`_declines`; ceiling(), if
+        given, is a time the wait does not exceed).
         """
-        if wait is not None and self.skip_unpaying and self._declines(view, job, wait, behind):
+        if wait is not None and self.skip_unpaying and self._declines(view, job, wait, behind, ceiling):
             return None
         gaining, others, now, rel, residents = [], [], view.now, REL, view.cluster.residents
         for device in view.cluster.devices:
@@ -202,7 +207,8 @@ class JctPack(Policy):
                 chosen, least = option, score
         return None if chosen is None else chosen[1]
 
-    def _declines(self, view, job, wait: Callable[[], float], behind: float) -> bool:
+    def _declines(self, view, job, wait: Callable[[], float], behind: float,
+                  ceiling: Callable[[], float] | None = None) -> bool:
         """Whether every GPU the job may join scores (`_best_gpu`'s score: added time - behind x saved time) at
         least its wait and at least 0, so that the search would decline the offer; False where that is not proven.
 
@@ -210,12 +216,25 @@ class JctPack(Policy):
         t / n_old) with c = 1 - (1 + behind)(n_new + n_old - 1) (`saved_time`, `_cheapest_lone`): for c > 0 it
         never falls with t. So the device's groups are read by their first finish (coloc.sim.firsts: a group's
         least t is its first key - now, less the order's rounding), each one the job may join tested on that
-        least t, until the bound of all groups (LoneRules.least_rates) on the least t so far reaches the wait;
+        least t, until the bound of all groups (LoneRules.least_rates) on the least t so far reaches the bar;
         groups holding GPUs outside their order are tested on their residents (lone_span). Every value is
         lowered by far more than the rounding of the computed scores (a few units in the last place of t_new /
-        n_new and t / n_old, t up to the greatest key ever ordered). The groups with unordered GPUs are brought
-        up to date (by_finish) as the search does, so an offer leaves the same state behind, searched or not."""
-        now, residents, rel, grow, threshold = view.now, view.cluster.residents, REL, 1.0 + behind, None
+        n_new and t / n_old, t up to the greatest key ever ordered). The bar is ceiling() where given (a time the
+        wait does not exceed, cheaper to know: RoundWaits.at_most), lowered to the wait where a value is below
+        it; both are asked only where a group may be joined and c > 0 for every group. The groups with unordered
+        GPUs are brought up to date (by_finish) as the search does, so an offer leaves the same state behind,
+        searched or not."""
+        now, residents, rel, grow = view.now, view.cluster.residents, REL, 1.0 + behind
+        bar, exact = None, ceiling is None
+
+        def lowered(value: float) -> bool:
+            """Whether `value`, below the bar, reaches it once the bar is lowered to the wait."""
+            nonlocal bar, exact
+            if exact:
+                return False
+            bar, exact = max(wait(), 0.0), True
+            return value >= bar
+
         for device in view.cluster.devices:
             if not view.has_solo(device, job.workload):
                 continue
@@ -227,30 +246,33 @@ class JctPack(Policy):
             new_rate, old_rate = lone.least_rates(behind)
             if old_rate <= 0.0:
                 return False  # (a set that gains enough has a negative score: it pays whatever the wait)
-            threshold = max(wait(), 0.0) if threshold is None else threshold
+            if bar is None:
+                bar = max((wait if exact else ceiling)(), 0.0)
             t_new = job.remaining / view.speed(device, job.workload)
             index = view.cluster.firsts[device]
             span = 2.0 * (abs(index.latest) + abs(now)) + 1.0  # above every ordered GPU's |t|
             margin = rel * (1.0 + grow * (t_new * lone.most_new + t_new + span * (1.0 + lone.most_old)))
-            if new_rate * t_new - margin < threshold:
+            value = new_rate * t_new - margin  # at most every group's score where t / n_old > t_new / n_new
+            if value < bar and not lowered(value):
                 return False
             for number in [n for n in index.pending if n in lone.by_number]:
-                gain, per_new, per_old = lone.by_number[number]
+                gain, per_new, per_old, _, _, _, _ = lone.by_number[number]
                 low, high = lone_span(now, index.groups[number], residents)  # (by_finish: pending may change)
                 a, b = t_new * per_new, low * per_old
-                floor = (1.0 - grow * gain) * (a if a < b else b) - rel * (
+                value = (1.0 - grow * gain) * (a if a < b else b) - rel * (
                     1.0 + grow * (a + t_new + (abs(low) + abs(high)) * (1.0 + per_old)))
-                if floor < threshold:
+                if value < bar and not lowered(value):
                     return False
             for key, number in index.entries:
                 low = key - now - rel * (abs(key) + 1.0)  # at most the t of this group's GPUs and all further on
-                if old_rate * low - margin >= threshold:
-                    break  # every further group, joinable or not, scores at least the threshold
+                if old_rate * low - margin >= bar:
+                    break  # every further group, joinable or not, scores at least the bar
                 rule = lone.by_number.get(number)
                 if rule is not None:
-                    gain, per_new, per_old = rule
+                    gain, per_new, per_old, _, _, _, _ = rule
                     a, b = t_new * per_new, low * per_old
-                    if (1.0 - grow * gain) * (a if a < b else b) - margin < threshold:
+                    value = (1.0 - grow * gain) * (a if a < b else b) - margin
+                    if value < bar and not lowered(value):
                         return False
         return True
 
@@ -291,7 +313,7 @@ class JctPack(Policy):
                 rule = rules[sig] = self._joins(view, device, workload, sig)
             if rule is not None:
                 joinable.append((sig, gpus, rule))
-        lone = LoneRules(joinable) if all(rule[1] is not None for _, _, rule in joinable) else None
+        lone = None if any(rule[1] is None for _, _, rule in joinable) else LoneRules(joinable)
         self._joinable_at[key] = (opened, rules, (joinable, lone))
         return joinable, lone
 
@@ -454,19 +476,27 @@ def lone_floor(now: float, t_new: float, rule: tuple, group, residents) -> float
 
 class LoneRules:
     """What coloc's test of an offer (JctPack._declines) reads of the rules of the open groups of one-job GPUs a job
-    type may join on a device: by group number (GpuGroup.number), (gain, 1 / n_new, 1 / n_old), gain = n_new +
-    n_old - 1, and bounds over them all."""
+    type may join on a device: by group number (GpuGroup.number), the last numbers of JctPack._joins's rule
+    (gain = n_new + n_old - 1, 1 / n_new, 1 / n_old, ...), and bounds over them all: the greatest 1 / n_new
+    (`most_new`) and 1 / n_old (`most_old`), and least_rates's."""
 
     __slots__ = ("by_number", "most_new", "most_old", "_new", "_old")
 
     def __init__(self, joinable: list[tuple]):
-        self.by_number = {gpus.number: rule[6][:3] for _, gpus, rule in joinable}
-        numbers = [rule[6] for _, _, rule in joinable]
-        self.most_new = max((n[1] for n in numbers), default=0.0)  # greatest 1 / n_new
-        self.most_old = max((n[2] for n in numbers), default=0.0)  # greatest 1 / n_old
-        # (least of per (1 - gain), greatest of per x gain or 0), per = 1 / n_new and per = 1 / n_old
-        self._new = (min((n[3] for n in numbers), default=0.0), max([0.0] + [n[4] for n in numbers]))
-        self._old = (min((n[5] for n in numbers), default=0.0), max([0.0] + [n[6] for n in numbers]))
+        by_number, most_new, most_old = {}, 0.0, 0.0
+        new_low, new_high, old_low, old_high = math.inf, 0.0, math.inf, 0.0  # see least_rates
+        for _, gpus, rule in joinable:  # (one pass, no calls: the lists are rebuilt whenever a group opens or empties)
+            numbers = rule[6]
+            by_number[gpus.number] = numbers
+            _, per_new, per_old, new_kept, new_gained, old_kept, old_gained = numbers
+            most_new = per_new if per_new > most_new else most_new
+            most_old = per_old if per_old > most_old else most_old
+            new_low = new_kept if new_kept < new_low else new_low
+            new_high = new_gained if new_gained > new_high else new_high
+            old_low = old_kept if old_kept < old_low else old_low
+            old_high = old_gained if old_gained > old_high else old_high
+        self.by_number, self.most_new, self.most_old = by_number, most_new, most_old
+        self._new, self._old = (new_low, new_high), (old_low, old_high)
 
     def least_rates(self, behind: float) -> tuple[float, float]:
         """At most every group's c / n_new and c / n_old, c = 1 - (1 + behind) gain: per (1 - gain) - behind x
@@ -518,6 +548,26 @@ class RoundWaits:
         if not self._read:
             self._ends.refresh(self._view)
             self._read = True
+
+    def at_most(self, waiting: int) -> float:
+        """A time the wait of an offer with `waiting` jobs waiting before it does not exceed, read off the cluster's
+        one-job GPUs, not the ends: the greatest solo remaining time of the first finishers of waiting + 1 groups
+        of one device type (coloc.sim.firsts), the least over device types; inf where none has that many groups.
+
+        Each is a running job's predicted end as the ends compute it (remaining work at now / speed / factor, the
+        factor of a job alone on its GPU being 1), and an ordered lone job has run alone since before the round
+        with its progress unchanged, so it is among the ends as read at the round's first offer: the (waiting +
+        1)-th least end is at most the greatest of any waiting + 1 of them. (Where jobs on several GPUs share,
+        a lone one's speed follows its other GPUs: no bound, inf.)"""
+        view = self._view
+        if view.spec.share_multi_gpu:
+            return math.inf
+        most = math.inf
+        for index in view.cluster.firsts.values():
+            if len(index.entries) > waiting:
+                most = min(most, max(index.groups[number].solo_time(0, self._now)
+                                     for _, number in index.entries[:waiting + 1]))
+        return most
 
     def wait(self, waiting: int) -> float:
         if waiting > self._most:
