@@ -255,7 +255,7 @@ class JctPack(Policy):
             value = new_rate * t_new - margin  # at most every group's score where t / n_old > t_new / n_new
             if value < bar and not lowered(value):
                 return False
-            for number in [n for n in index.pending if n in lone.by_number]:
+            for number in [n for n in index.pending if n in lone.by_number] if index.pending else ():
                 gain, per_new, per_old, _, _, _, _ = lone.by_number[number]
                 low, high = lone_span(now, index.groups[number], residents)  # (by_finish: pending may change)
                 a, b = t_new * per_new, low * per_old
@@ -562,11 +562,15 @@ class RoundWaits:
         view = self._view
         if view.spec.share_multi_gpu:
             return math.inf
-        most = math.inf
+        most, now = math.inf, self._now
         for index in view.cluster.firsts.values():
-            if len(index.entries) > waiting:
-                most = min(most, max(index.groups[number].solo_time(0, self._now)
-                                     for _, number in index.entries[:waiting + 1]))
+            entries = index.entries
+            if len(entries) > waiting:
+                if waiting:
+                    value = max(index.groups[number].solo_time(0, now) for _, number in entries[:waiting + 1])
+                else:  # (the usual case, without a generator)
+                    value = index.groups[entries[0][1]].solo_time(0, now)
+                most = value if value < most else most
         return most
 
     def wait(self, waiting: int) -> float:
