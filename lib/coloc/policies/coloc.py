@@ -69,7 +69,7 @@ VECTOR_MIN = 16  # an order whose added times hardly grow with t is costed as ar
 class JctPack(Policy):
     kind = "predictive"
     needs = ("norm",)
-    skip_unpaying = True  # decline, unsearched, an offer that provably cannot pay against its wait (_score_floor)
+    skip_unpaying = True  # decline, unsearched, an offer that provably cannot pay against its wait (_declines)
 
     def __init__(self, order: str = "sjf", risk: float = 1.0, min_combined: float = 1.0,
                  wait_rule: bool = True, lookahead: int | None = 128, max_jobs_per_gpu: int = 2):
@@ -297,7 +297,7 @@ class JctPack(Policy):
         in the cluster's order of its open groups (see _kept_joinable)."""
         return self._kept_joinable(view, device, workload)[0]
 
-    def _kept_joinable(self, view, device: str, workload: str) -> tuple[list, list | None]:
+    def _kept_joinable(self, view, device: str, workload: str) -> tuple[list, LoneRules | None]:
         """(_joinable's list, its LoneRules, or None if a group in it holds GPUs with several jobs), kept while the
         same groups are open (cluster.open_changes counts a group made open or empty) and the same rules hold (a
         policy that forgets its rules drops their dict)."""
@@ -329,8 +329,8 @@ class JctPack(Policy):
         admissible, (n_new, n_old) where each GPU holds one single-GPU job, else None, then the floor's
         numbers: (2 - n_new - n_old) / n_old and / n_new, REL (1 + 1 / n_new) and REL (1 + 1 / n_old), then
         LoneRules's numbers where each GPU holds one single-GPU job, else None: gain = n_new + n_old - 1, 1 / n_new,
-        1 / n_old, and each of the last two times 1 - gain and times gain). A set
-        that is not admissible (gaining throughput with confidence) may be joined only under the wait rule."""
+        1 / n_old, and each of the last two times 1 - gain and times gain). A set that is not admissible (gaining
+        throughput with confidence) may be joined only under the wait rule."""
         members = sig + (workload,)
         if len(sig) >= self._cap or not view.can_share(device, members):
             return None
