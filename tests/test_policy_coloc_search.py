@@ -1,9 +1,11 @@
 """coloc's search of a group of one-job GPUs (JctPack._cheapest_lone, lone_floor, RoundWaits) finds
 exactly what costing every GPU finds, ties and rounding included."""
+import math
 import random
 from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 import pytest
 from sim_cases import ABC, predictions, trace, truth_abc
 
@@ -175,3 +177,62 @@ def test_coloc_keeps_no_stale_progress_when_co_runners_leave(gavel):
         preds = None if name == "oracle" else perturbed(truth)
         result = Simulator(table, truth, policy, ClusterSpec((("v100", 40),)), preds, 30.0, check_every=1).run()
         assert (result.jobs["colocated_time"] > 0).sum() > 100
+
+
+def contended_run(gavel, name: str, seed: int, skip: bool, monkeypatch, checked: list | None = None):
+    """One run of a small contended Poisson scenario (two device types, queues long and short) with coloc's test of
+    an offer (JctPack._declines) on or off; `checked` (a list) gets, for every offer the test declines unsearched,
+    what the search finds for it (None: it declines too)."""
+    solo, pairs = gavel
+    truth = GroundTruth(solo, pairs, "v100")
+    table = traces.poisson(500, truth.workloads("v100"), seed=seed, load=1.6, total_gpus=24, gpu_mix={1: 8, 2: 1, 4: 1})
+    policy = policies.get(name, truth=truth) if name == "oracle" else policies.get(name)
+    monkeypatch.setattr(type(policy), "skip_unpaying", skip)
+    if checked is not None:
+        declines = type(policy)._declines
+
+        def declines_checked(self, view, job, wait, behind, ceiling=None):
+            declined = declines(self, view, job, wait, behind, ceiling)
+            if declined:
+                self.skip_unpaying = False
+                checked.append(self._best_gpu(view, job, wait, behind))
+                self.skip_unpaying = True
+            return declined
+
+        monkeypatch.setattr(type(policy), "_declines", declines_checked)
+    preds = None if name == "oracle" else perturbed(truth, seed)
+    spec = ClusterSpec((("v100", 16), ("p100", 8)), gpus_per_node=4)
+    return Simulator(table, truth, policy, spec, preds, 30.0, check_every=7).run().jobs
+
+
+@pytest.mark.parametrize("name", ["coloc", "coloc-online", "oracle"])
+@pytest.mark.parametrize("seed", range(3))
+def test_offers_declined_unsearched_are_those_the_search_declines(gavel, name, seed, monkeypatch):
+    """The test of an offer against its wait (JctPack._declines) is a bound, never an approximation: every offer it
+    declines, the search declines too, and the runs with and without it are the same, job for job."""
+    checked = []
+    with monkeypatch.context() as patch:
+        searched = contended_run(gavel, name, seed, False, patch)
+    with monkeypatch.context() as patch:
+        unsearched = contended_run(gavel, name, seed, True, patch, checked)
+    assert len(checked) > 50 and all(found is None for found in checked), (len(checked), checked[:5])
+    pd.testing.assert_frame_equal(unsearched, searched)
+    assert (searched["colocated_time"] > 0).sum() > 20  # (a scenario where sharing happens)
+
+
+@pytest.mark.parametrize("name", ["coloc", "coloc-online"])
+def test_a_rounds_ceiling_is_never_below_its_wait(gavel, name, monkeypatch):
+    """RoundWaits.at_most, read off the cluster's one-job GPUs, is at least the wait the ends give, and finite
+    often enough to spare reading them."""
+    pairs = []
+
+    class Checked(coloc_module.RoundWaits):
+        def at_most(self, waiting):
+            most = super().at_most(waiting)
+            pairs.append((most, self.wait(waiting)))
+            return most
+
+    monkeypatch.setattr(coloc_module, "RoundWaits", Checked)
+    contended_run(gavel, name, 0, True, monkeypatch)
+    assert all(most >= wait for most, wait in pairs), [p for p in pairs if p[0] < p[1]][:5]
+    assert sum(most < math.inf for most, _ in pairs) > 100

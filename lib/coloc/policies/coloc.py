@@ -36,10 +36,15 @@ t (norms are at most 1): a group of one-job GPUs, ordered by t (GpuGroup.by_fini
 its least t until no GPU further on can cost less, and its value at the least t bounds the whole group,
 so groups are visited least bound first and the search stops at the first bound above the best found
 (the bounds allow for rounding; GPUs that tie up to rounding are costed as arrays); the groups a job type
-may join are kept while the same groups are open. The wait rule's predicted ends are kept across rounds
-(coloc.policies.ends), asked only when a candidate's score is not negative, and the k-th least is found
-among a few candidates, not all running jobs. Costs are the scalar expressions' floating-point operations,
-so the choices, ties included, are those of the plain loops.
+may join are kept while the same groups are open. An offer that cannot pay against its wait is declined
+before any search (`_declines`): its score next to one resident never falls with t either, so the device's
+groups, read by their first finish (coloc.sim.firsts) until a bound over all of them reaches the wait, prove
+it (at 100,000 jobs on 10,000 V100s: 5 offers in 6, each reading about 2 groups), tested first against a
+time the wait does not exceed, read off the first finishers of the one-job GPUs (RoundWaits.at_most). The
+wait rule's predicted ends are kept across rounds (coloc.policies.ends), read only where that test or a
+candidate's score (not negative) needs the wait, and the k-th least is found among a few candidates, not all
+running jobs. Costs are the scalar expressions' floating-point operations, so the choices, ties included, are
+those of the plain loops.
 """
 from __future__ import annotations
 
@@ -64,6 +69,7 @@ VECTOR_MIN = 16  # an order whose added times hardly grow with t is costed as ar
 class JctPack(Policy):
     kind = "predictive"
     needs = ("norm",)
+    skip_unpaying = True  # decline, unsearched, an offer that provably cannot pay against its wait (_declines)
 
     def __init__(self, order: str = "sjf", risk: float = 1.0, min_combined: float = 1.0,
                  wait_rule: bool = True, lookahead: int | None = 128, max_jobs_per_gpu: int = 2):
@@ -84,7 +90,7 @@ class JctPack(Policy):
         self._preds = self._predictions(view)
         self._cache: dict[tuple[str, str, str], float] = {}
         self._rules: dict[tuple[str, str], dict] = {}
-        self._joinable_at: dict[tuple[str, str], tuple[int, dict, list]] = {}  # (open_changes, rules, _joinable's)
+        self._joinable_at: dict[tuple[str, str], tuple[int, dict, tuple]] = {}  # (open_changes, rules, kept)
         self._ends = PredictedEnds(view, lambda job: self._predicted_factor(view, job)) if self.wait_rule else None
         self._cap = view.cluster.cap  # (the view's cluster is capped at max_jobs_per_gpu already)
 
@@ -104,8 +110,9 @@ class JctPack(Policy):
             if self.wait_rule and waits is None:
                 waits = RoundWaits(self._ends, view, len(offers) - 1)
             wait = partial(waits.wait, waiting) if waits is not None and waits.known else None
+            ceiling = partial(waits.at_most, waiting) if wait is not None else None
             behind = (len(view.queue) - 1) / gpus  # the queue's share of each GPU-second saved (queue_weight)
-            gpu = self._best_gpu(view, job, wait, behind)
+            gpu = self._best_gpu(view, job, wait, behind, ceiling)
             if gpu is None:
                 waiting += 1
                 continue
@@ -149,21 +156,26 @@ class JctPack(Policy):
             total += factor
         return total >= self.min_combined
 
-    def _best_gpu(self, view, job, wait: Callable[[], float] | None, behind: float = 0.0) -> int | None:
+    def _best_gpu(self, view, job, wait: Callable[[], float] | None, behind: float = 0.0,
+                  ceiling: Callable[[], float] | None = None) -> int | None:
         """The admissible GPU adding least completion time; None if the job should wait.
 
         The sets that gain throughput are searched first; then those that do not, for a GPU below that best:
         wait(), the job's wait under the wait rule (None: no rule), is asked only if one is found, and the job
         joins it if packing adds less than the wait. The groups are visited least floor first (lone_floor;
-        -inf where GPUs hold several jobs), up to the first floor above the best so far.
+        -inf where GPUs hold several jobs), up to the first floor above the best so far. Under the wait rule an
+        offer whose every GPU scores at least its wait is declined before any search (`_declines`; ceiling(), if
+        given, is a time the wait does not exceed).
         """
+        if wait is not None and self.skip_unpaying and self._declines(view, job, wait, behind, ceiling):
+            return None
         gaining, others, now, rel, residents = [], [], view.now, REL, view.cluster.residents
         for device in view.cluster.devices:
             if not view.has_solo(device, job.workload):
                 continue
             t_new = job.remaining / view.speed(device, job.workload)
             for sig, gpus, rule in self._joinable(view, device, job.workload):
-                gains_throughput, lone, up_old, up_new, e_new, e_old = rule
+                gains_throughput, lone, up_old, up_new, e_new, e_old, _ = rule
                 if not gains_throughput and wait is None:
                     continue
                 if lone is None:
@@ -195,6 +207,75 @@ class JctPack(Policy):
                 chosen, least = option, score
         return None if chosen is None else chosen[1]
 
+    def _declines(self, view, job, wait: Callable[[], float], behind: float,
+                  ceiling: Callable[[], float] | None = None) -> bool:
+        """Whether every GPU the job may join scores (`_best_gpu`'s score: added time - behind x saved time) at
+        least its wait and at least 0, so that the search would decline the offer; False where that is not proven.
+
+        Next to one resident of solo remaining time t the score is, in exact arithmetic, c min(t_new / n_new,
+        t / n_old) with c = 1 - (1 + behind)(n_new + n_old - 1) (`saved_time`, `_cheapest_lone`): for c > 0 it
+        never falls with t. So the device's groups are read by their first finish (coloc.sim.firsts: a group's
+        least t is its first key - now, less the order's rounding), each one the job may join tested on that
+        least t, until the bound of all groups (LoneRules.least_rates) on the least t so far reaches the bar;
+        groups holding GPUs outside their order are tested on their residents (lone_span). Every value is
+        lowered by far more than the rounding of the computed scores (a few units in the last place of t_new /
+        n_new and t / n_old, t up to the greatest key ever ordered). The bar is ceiling() where given (a time the
+        wait does not exceed, cheaper to know: RoundWaits.at_most), lowered to the wait where a value is below
+        it; both are asked only where a group may be joined and c > 0 for every group. The groups with unordered
+        GPUs are brought up to date (by_finish) as the search does, so an offer leaves the same state behind,
+        searched or not."""
+        now, residents, rel, grow = view.now, view.cluster.residents, REL, 1.0 + behind
+        bar, exact = None, ceiling is None
+
+        def lowered(value: float) -> bool:
+            """Whether `value`, below the bar, reaches it once the bar is lowered to the wait."""
+            nonlocal bar, exact
+            if exact:
+                return False
+            bar, exact = max(wait(), 0.0), True
+            return value >= bar
+
+        for device in view.cluster.devices:
+            if not view.has_solo(device, job.workload):
+                continue
+            joinable, lone = self._kept_joinable(view, device, job.workload)
+            if not joinable:
+                continue
+            if lone is None:
+                return False
+            new_rate, old_rate = lone.least_rates(behind)
+            if old_rate <= 0.0:
+                return False  # (a set that gains enough has a negative score: it pays whatever the wait)
+            if bar is None:
+                bar = max((wait if exact else ceiling)(), 0.0)
+            t_new = job.remaining / view.speed(device, job.workload)
+            index = view.cluster.firsts[device]
+            span = 2.0 * (abs(index.latest) + abs(now)) + 1.0  # above every ordered GPU's |t|
+            margin = rel * (1.0 + grow * (t_new * lone.most_new + t_new + span * (1.0 + lone.most_old)))
+            value = new_rate * t_new - margin  # at most every group's score where t / n_old > t_new / n_new
+            if value < bar and not lowered(value):
+                return False
+            for number in [n for n in index.pending if n in lone.by_number] if index.pending else ():
+                gain, per_new, per_old, _, _, _, _ = lone.by_number[number]
+                low, high = lone_span(now, index.groups[number], residents)  # (by_finish: pending may change)
+                a, b = t_new * per_new, low * per_old
+                value = (1.0 - grow * gain) * (a if a < b else b) - rel * (
+                    1.0 + grow * (a + t_new + (abs(low) + abs(high)) * (1.0 + per_old)))
+                if value < bar and not lowered(value):
+                    return False
+            for key, number in index.entries:
+                low = key - now - rel * (abs(key) + 1.0)  # at most the t of this group's GPUs and all further on
+                if old_rate * low - margin >= bar:
+                    break  # every further group, joinable or not, scores at least the bar
+                rule = lone.by_number.get(number)
+                if rule is not None:
+                    gain, per_new, per_old, _, _, _, _ = rule
+                    a, b = t_new * per_new, low * per_old
+                    value = (1.0 - grow * gain) * (a if a < b else b) - margin
+                    if value < bar and not lowered(value):
+                        return False
+        return True
+
     def _least(self, view, workload: str, candidates: list, beat):
         """Least (added time, gpu) over candidate groups, (floor, device, t_new, sig, group, (n_new, n_old) or
         None), if below `beat` (None: anything), else None; visited least floor first, up to the first floor
@@ -213,8 +294,13 @@ class JctPack(Policy):
 
     def _joinable(self, view, device: str, workload: str) -> list[tuple]:
         """[(signature, GPUs, _joins's rule)] of the open groups of `device` that `workload` may join (rule not None),
-        in the cluster's order of its open groups; kept while the same groups are open (cluster.open_changes counts
-        a group made open or empty) and the same rules hold (a policy that forgets its rules drops their dict)."""
+        in the cluster's order of its open groups (see _kept_joinable)."""
+        return self._kept_joinable(view, device, workload)[0]
+
+    def _kept_joinable(self, view, device: str, workload: str) -> tuple[list, LoneRules | None]:
+        """(_joinable's list, its LoneRules, or None if a group in it holds GPUs with several jobs), kept while the
+        same groups are open (cluster.open_changes counts a group made open or empty) and the same rules hold (a
+        policy that forgets its rules drops their dict)."""
         key, opened = (device, workload), view.cluster.open_changes
         rules = self._rules_of(device, workload)
         kept = self._joinable_at.get(key)
@@ -227,8 +313,9 @@ class JctPack(Policy):
                 rule = rules[sig] = self._joins(view, device, workload, sig)
             if rule is not None:
                 joinable.append((sig, gpus, rule))
-        self._joinable_at[key] = (opened, rules, joinable)
-        return joinable
+        lone = None if any(rule[1] is None for _, _, rule in joinable) else LoneRules(joinable)
+        self._joinable_at[key] = (opened, rules, (joinable, lone))
+        return joinable, lone
 
     def _rules_of(self, device: str, workload: str) -> dict:
         """{signature: _joins(view, device, workload, signature)} as far as asked."""
@@ -240,17 +327,21 @@ class JctPack(Policy):
     def _joins(self, view, device: str, workload: str, sig) -> tuple | None:
         """How `workload` may join GPUs holding `sig`: None if not (the cap, memory), else (whether the set is
         admissible, (n_new, n_old) where each GPU holds one single-GPU job, else None, then the floor's
-        numbers: (2 - n_new - n_old) / n_old and / n_new, REL (1 + 1 / n_new) and REL (1 + 1 / n_old)). A set
-        that is not admissible (gaining throughput with confidence) may be joined only under the wait rule."""
+        numbers: (2 - n_new - n_old) / n_old and / n_new, REL (1 + 1 / n_new) and REL (1 + 1 / n_old), then
+        LoneRules's numbers where each GPU holds one single-GPU job, else None: gain = n_new + n_old - 1, 1 / n_new,
+        1 / n_old, and each of the last two times 1 - gain and times gain). A set that is not admissible (gaining
+        throughput with confidence) may be joined only under the wait rule."""
         members = sig + (workload,)
         if len(sig) >= self._cap or not view.can_share(device, members):
             return None
         if len(sig) > 1 or view.spec.share_multi_gpu:
-            return self.admissible(device, members), None, 0.0, 0.0, 0.0, 0.0
+            return self.admissible(device, members), None, 0.0, 0.0, 0.0, 0.0, None
         n_new, n_old = self._norm(device, workload, sig[0]), self._norm(device, sig[0], workload)
-        k = 2.0 - n_new - n_old
+        k, gain, per_new, per_old = 2.0 - n_new - n_old, n_new + n_old - 1.0, 1.0 / n_new, 1.0 / n_old
         return (self.admissible(device, members), (n_new, n_old), k / n_old, k / n_new,
-                REL * (1.0 + 1.0 / n_new), REL * (1.0 + 1.0 / n_old))
+                REL * (1.0 + 1.0 / n_new), REL * (1.0 + 1.0 / n_old),
+                (gain, per_new, per_old, per_new * (1.0 - gain), per_new * gain, per_old * (1.0 - gain),
+                 per_old * gain))
 
     def _cheapest(self, view, device: str, workload: str, t_new: float, sig, gpus, beat):
         """Least (added completion time, gpu) of one group if below `beat` (None: anything), else None."""
@@ -372,7 +463,7 @@ def lone_floor(now: float, t_new: float, rule: tuple, group, residents) -> float
     order's first, less the order's rounding; GPUs outside the order by their residents), less twice the
     rounding allowance (once for this value, once for the GPUs' added times). JctPack._best_gpu has it inline
     for a group whose GPUs are all in the order."""
-    _, _, up_old, up_new, e_new, e_old = rule
+    _, _, up_old, up_new, e_new, e_old, _ = rule
     order = group.by_finish(now)
     times = [solo_left(residents[gpu][0], now) for gpu in group.unordered()]
     low, most = min(times, default=math.inf), max(map(abs, times), default=0.0)
@@ -381,6 +472,51 @@ def lone_floor(now: float, t_new: float, rule: tuple, group, residents) -> float
         low = min(low, first - now - REL * (abs(first) + 1.0))
         most = max(most, abs(first - now) + abs(last - now))
     return min(up_old * low, up_new * t_new) - 2.0 * (REL + t_new * e_new + (most + 1.0) * e_old)
+
+
+class LoneRules:
+    """What coloc's test of an offer (JctPack._declines) reads of the rules of the open groups of one-job GPUs a job
+    type may join on a device: by group number (GpuGroup.number), the last numbers of JctPack._joins's rule
+    (gain = n_new + n_old - 1, 1 / n_new, 1 / n_old, ...), and bounds over them all: the greatest 1 / n_new
+    (`most_new`) and 1 / n_old (`most_old`), and least_rates's."""
+
+    __slots__ = ("by_number", "most_new", "most_old", "_new", "_old")
+
+    def __init__(self, joinable: list[tuple]):
+        by_number, most_new, most_old = {}, 0.0, 0.0
+        new_low, new_high, old_low, old_high = math.inf, 0.0, math.inf, 0.0  # see least_rates
+        for _, gpus, rule in joinable:  # (one pass, no calls: the lists are rebuilt whenever a group opens or empties)
+            numbers = rule[6]
+            by_number[gpus.number] = numbers
+            _, per_new, per_old, new_kept, new_gained, old_kept, old_gained = numbers
+            most_new = per_new if per_new > most_new else most_new
+            most_old = per_old if per_old > most_old else most_old
+            new_low = new_kept if new_kept < new_low else new_low
+            new_high = new_gained if new_gained > new_high else new_high
+            old_low = old_kept if old_kept < old_low else old_low
+            old_high = old_gained if old_gained > old_high else old_high
+        self.by_number, self.most_new, self.most_old = by_number, most_new, most_old
+        self._new, self._old = (new_low, new_high), (old_low, old_high)
+
+    def least_rates(self, behind: float) -> tuple[float, float]:
+        """At most every group's c / n_new and c / n_old, c = 1 - (1 + behind) gain: per (1 - gain) - behind x
+        per x gain is at least the least of the first less behind times the greatest of the second."""
+        return self._new[0] - behind * self._new[1], self._old[0] - behind * self._old[1]
+
+
+def lone_span(now: float, group, residents) -> tuple[float, float]:
+    """(at most the least, at least the greatest) solo remaining time at `now` of a group of one-job GPUs, as the
+    search computes them: the order's first and last, widened by the order's rounding, and the GPUs outside the
+    order by their residents. The group's order is brought up to date first (GpuGroup.by_finish)."""
+    order = group.by_finish(now)
+    low, high = math.inf, -math.inf
+    if order:
+        first, last = order[0][0], order[-1][0]
+        low, high = first - now - REL * (abs(first) + 1.0), last - now + REL * (abs(last) + 1.0)
+    for gpu in group.unordered():
+        t = solo_left(residents[gpu][0], now)
+        low, high = (t if t < low else low), (t if t > high else high)
+    return low, high
 
 
 def below(option, beat):
@@ -412,6 +548,30 @@ class RoundWaits:
         if not self._read:
             self._ends.refresh(self._view)
             self._read = True
+
+    def at_most(self, waiting: int) -> float:
+        """A time the wait of an offer with `waiting` jobs waiting before it does not exceed, read off the cluster's
+        one-job GPUs, not the ends: the greatest solo remaining time of the first finishers of waiting + 1 groups
+        of one device type (coloc.sim.firsts), the least over device types; inf where none has that many groups.
+
+        Each is a running job's predicted end as the ends compute it (remaining work at now / speed / factor, the
+        factor of a job alone on its GPU being 1), and an ordered lone job has run alone since before the round
+        with its progress unchanged, so it is among the ends as read at the round's first offer: the (waiting +
+        1)-th least end is at most the greatest of any waiting + 1 of them. (Where jobs on several GPUs share,
+        a lone one's speed follows its other GPUs: no bound, inf.)"""
+        view = self._view
+        if view.spec.share_multi_gpu:
+            return math.inf
+        most, now = math.inf, self._now
+        for index in view.cluster.firsts.values():
+            entries = index.entries
+            if len(entries) > waiting:
+                if waiting:
+                    value = max(index.groups[number].solo_time(0, now) for _, number in entries[:waiting + 1])
+                else:  # (the usual case, without a generator)
+                    value = index.groups[entries[0][1]].solo_time(0, now)
+                most = value if value < most else most
+        return most
 
     def wait(self, waiting: int) -> float:
         if waiting > self._most:

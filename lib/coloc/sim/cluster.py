@@ -8,6 +8,7 @@ GPUs that can take one more job grouped by the workloads already on them
 one resident, an order by the time the resident would finish alone, with the
 residents' progress beside it), the non-empty groups kept apart and counted
 (`shareable_groups`, `any_shareable` do not walk every group ever made).
+Each device's groups are also kept by their order's first finish (`firsts`, coloc.sim.firsts).
 `lowest_free_node` reads the nodes-by-idle-count index. `open_changes` counts groups
 becoming empty or non-empty, so a policy may keep what it derived from the open groups
 for as long as the count is unchanged (isacpp keeps its candidate groups per job type so).
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from coloc.sim.firsts import GroupsByFirst
 from coloc.sim.job import Job
 
 
@@ -82,11 +84,14 @@ class GpuGroup:
     remaining solo times of the order's residents without visiting the jobs.
     """
 
-    __slots__ = ("_gpus", "_residents", "_pending", "_keys", "_order", "_state", "_order_gpus", "_arrays")
+    __slots__ = ("_gpus", "_residents", "_pending", "_keys", "_order", "_state", "_order_gpus", "_arrays", "_index",
+                 "number")
 
-    def __init__(self, residents: list[list[Job]]):
+    def __init__(self, residents: list[list[Job]], index: GroupsByFirst | None = None):
         self._gpus: list[int] = []
         self._residents = residents
+        self._index = index  # the device's groups by first key, told of this group's changes (None: no index)
+        self.number = index.register(self) if index is not None else -1
         self._pending: set[int] = set()
         self._keys: dict[int, float] = {}
         self._order: list[tuple[float, int]] = []
@@ -115,6 +120,8 @@ class GpuGroup:
     def add(self, gpu: int) -> None:
         bisect.insort(self._gpus, gpu)
         self._pending.add(gpu)
+        if self._index is not None:
+            self._index.pending.add(self.number)
 
     def discard(self, gpu: int) -> bool:
         """Take `gpu` out of the group; False if it was not in it."""
@@ -124,10 +131,14 @@ class GpuGroup:
         del self._gpus[i]
         if gpu in self._pending:
             self._pending.discard(gpu)
+            if not self._pending and self._index is not None:
+                self._index.pending.discard(self.number)
             return True
         key = self._keys.pop(gpu)
         at = bisect.bisect_left(self._order, (key, gpu))
         del self._order[at]
+        if at == 0 and self._index is not None:
+            self._index.moved(self.number, key, self._order[0][0] if self._order else None)
         self._arrays = None  # (before the arrays change size)
         remaining, rate, last_update, speed = self._state
         del remaining[at], rate[at], last_update[at], speed[at], self._order_gpus[at]
@@ -137,6 +148,7 @@ class GpuGroup:
         """[(time the lone resident would finish alone, gpu)] sorted, for GPUs whose resident's rate is set."""
         if self._pending:
             remaining, rate, last_update, speed = self._state
+            first = self._order[0][0] if self._order else None
             for gpu in [g for g in self._pending if self._rate_set(self._residents[g][0])]:
                 job = self._residents[gpu][0]
                 key = now + job.remaining_at(now) / job.speed
@@ -150,6 +162,13 @@ class GpuGroup:
                 speed.insert(at, job.speed)
                 self._order_gpus.insert(at, gpu)
                 self._pending.discard(gpu)
+                if self._index is not None:
+                    self._index.ordered(key)
+            if self._index is not None:
+                if self._order and self._order[0][0] != first:
+                    self._index.moved(self.number, first, self._order[0][0])
+                if not self._pending:
+                    self._index.pending.discard(self.number)
         return self._order
 
     def solo_time(self, i: int, now: float) -> float:
@@ -187,6 +206,17 @@ class GpuGroup:
             kept = tuple(column[i] for column in self._state)
             if kept != (job.remaining, job.rate, job.last_update, job.speed):
                 raise CapacityError(f"GPU {gpu}: kept progress {kept} of job {job.job_id} is stale")
+        index = self._index
+        if index is not None:
+            listed = [key for key, number in index.entries if number == self.number]
+            if listed != [key for key, _ in self._order[:1]]:
+                raise CapacityError(f"group {self.number}: listed by first key at {listed}, its order starts "
+                                    f"{self._order[:1]}")
+            if (self.number in index.pending) != bool(self._pending) or (self._order and self._order[-1][0] >
+                                                                         index.latest):
+                raise CapacityError(f"group {self.number}: pending {sorted(self._pending)[:5]}, last key "
+                                    f"{self._order[-1:]}, differ from its device's index (pending: "
+                                    f"{self.number in index.pending}, latest {index.latest})")
 
     def unordered(self) -> set[int]:
         """GPUs not (yet) in `by_finish`'s order: their resident was placed in this round, or its co-runner left."""
@@ -219,6 +249,7 @@ class Cluster:
         self.free_count = {d: 0 for d in self.devices}
         self._nodes_by_free = {d: [[] for _ in range(spec.gpus_per_node + 1)] for d in self.devices}
         self.shareable: dict[str, dict[tuple[str, ...], GpuGroup]] = {d: {} for d in self.devices}
+        self.firsts = {d: GroupsByFirst() for d in self.devices}  # each device's groups by first key (sim.firsts)
         self._open: dict[str, dict[tuple[str, ...], GpuGroup]] = {d: {} for d in self.devices}  # non-empty ones
         self._shareable_gpus = 0
         self._open_groups = 0  # non-empty shareable groups, over every device type
@@ -402,7 +433,7 @@ class Cluster:
         groups = self.shareable[device]
         group = groups.get(sig)
         if group is None:
-            group = groups[sig] = GpuGroup(self.residents)
+            group = groups[sig] = GpuGroup(self.residents, self.firsts[device])
             self._groups_made += 1
         group.add(gpu)
         self._shareable_gpus += 1
@@ -454,6 +485,9 @@ class Cluster:
                     raise CapacityError(f"{device} nodes listed with {count} idle GPUs, {nodes[:5]}..., are not "
                                         f"sorted or hold another number")
         for device, groups in self.shareable.items():
+            entries = self.firsts[device].entries
+            if entries != sorted(entries):
+                raise CapacityError(f"{device} groups by first key are not sorted: {entries[:5]}...")
             for sig, group in groups.items():
                 gpus = list(group)
                 if gpus != sorted(set(gpus)) or any(self.signature(g) != sig or len(sig) >= self.cap for g in gpus):
