@@ -10,7 +10,6 @@ Figures are drawn on matplotlib's non-interactive Agg backend (coloc.plots choos
 """
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -22,7 +21,7 @@ import yaml  # noqa: E402
 
 import slurm_sweep  # noqa: E402
 from coloc import datasets, features, sources  # noqa: E402
-from workflow_run import CI_CONFIG, SharedRun, snakemake_command  # noqa: E402
+from workflow_run import CI_CONFIG, SharedRun, copy_workflow_and_run, snakemake_command  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 # The CI run's longest chain first (profiling, the predictors, their figures; --prioritize gives a target and what
@@ -163,11 +162,5 @@ def ci_run(request, tmp_path_factory, mirror):
 def ci_copy(ci_run, tmp_path):
     """A copy of the repository's workflow and library and of the finished CI run, times kept (nothing to do)."""
     repo, workdir = tmp_path / "repo", tmp_path / "work"
-    repo.mkdir()
-    for name in ("Snakefile", "environment.yml"):
-        shutil.copy2(REPO / name, repo / name)
-    for part in ("workflow", "config", "notebooks", "lib"):
-        shutil.copytree(REPO / part, repo / part)  # copies keep their modification times
-    for part in ("data", "results", "figures", "logs"):
-        shutil.copytree(ci_run / part, workdir / part)
+    copy_workflow_and_run(ci_run, repo, workdir)
     return repo, workdir

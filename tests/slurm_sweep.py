@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from workflow_run import CI_CONFIG, REPO
+from workflow_run import CI_CONFIG, copy_workflow_and_run, wait_for, write_whole
 
 SUMMARY = "results/sim/summary.parquet"
 # The scenarios whose runs the sweep redoes under SLURM (five runs of the CI config: more than the four jobs it
@@ -52,13 +52,7 @@ def copy_without_simulations(local: Path, folder: Path) -> tuple[Path, Path]:
     filesystem every SLURM job sees), less the simulation results of the scenarios in SWEPT (their runs are the
     sweep to redo; the other scenarios' runs are kept as the local run wrote them) and the gathered results."""
     repo, workdir = folder / "repo", folder / "work"
-    repo.mkdir(parents=True)
-    for name in ("Snakefile", "environment.yml"):
-        shutil.copy2(REPO / name, repo / name)
-    for part in ("workflow", "config", "notebooks", "lib"):
-        shutil.copytree(REPO / part, repo / part)
-    for part in ("data", "results", "figures", "logs"):
-        shutil.copytree(local / part, workdir / part)
+    copy_workflow_and_run(local, repo, workdir)
     sim = workdir / "results" / "sim"
     missing = [name for name in SWEPT if not (sim / name).is_dir()]
     if missing:
@@ -149,9 +143,7 @@ class Sweep:
             outcome = self._attempts()
         except BaseException as error:  # pytest.fail raises an OutcomeException: the test fails with its text
             outcome = f"{type(error).__name__}: {error}"
-        temporary = outcome_file(self.ci_run_folder).with_suffix(".partial")
-        temporary.write_bytes(pickle.dumps(outcome))
-        temporary.replace(outcome_file(self.ci_run_folder))
+        write_whole(outcome_file(self.ci_run_folder), pickle.dumps(outcome))
 
     def _attempts(self) -> Attempts:
         repo, workdir = copy_without_simulations(self.local, self.ci_run_folder / "slurm")
@@ -199,12 +191,9 @@ def selected(session: pytest.Session) -> bool:
 def attempts(ci_run_folder: Path, timeout: float = 1800) -> Attempts:
     """The sweep's Attempts, once recorded (in any process of the session)."""
     path = outcome_file(ci_run_folder)
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        if time.monotonic() > deadline:
-            pytest.fail(f"no SLURM sweep recorded in {path} after {timeout} s (it starts with the CI run, in "
-                        "tests/conftest.py, when this test is selected)")
-        time.sleep(1)
+    if not wait_for(path, timeout, poll_s=1.0):
+        pytest.fail(f"no SLURM sweep recorded in {path} after {timeout} s (it starts with the CI run, in "
+                    "tests/conftest.py, when this test is selected)")
     outcome = pickle.loads(path.read_bytes())
     if isinstance(outcome, str):
         pytest.fail(outcome)

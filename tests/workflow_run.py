@@ -3,6 +3,7 @@ commands at once; a long run in the background while other tests run; the jobs a
 needs among them."""
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -73,6 +74,35 @@ def together(*calls):
         return [future.result() for future in [pool.submit(call) for call in calls]]
 
 
+def copy_workflow_and_run(run: Path, repo: Path, workdir: Path) -> None:
+    """Copy this repository's workflow and library into ``repo`` and a finished run's outputs (folder ``run``) into
+    ``workdir``, modification times kept (so the copy has nothing to do)."""
+    repo.mkdir(parents=True)
+    for name in ("Snakefile", "environment.yml"):
+        shutil.copy2(REPO / name, repo / name)
+    for part in ("workflow", "config", "notebooks", "lib"):
+        shutil.copytree(REPO / part, repo / part)
+    for part in ("data", "results", "figures", "logs"):
+        shutil.copytree(run / part, workdir / part)
+
+
+def write_whole(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that it appears whole (another process may be polling for it: wait_for)."""
+    temporary = path.with_name(path.name + ".partial")
+    temporary.write_bytes(data)
+    temporary.replace(path)
+
+
+def wait_for(path: Path, timeout: float, poll_s: float = 0.5) -> bool:
+    """Whether ``path`` exists within ``timeout`` seconds (polled)."""
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(poll_s)
+    return True
+
+
 class SharedRun:
     """A long command that every process of one test session shares (pytest-xdist runs the tests in several): the
     first process to call start() runs it in the background, in ``folder``/work (an atomic mkdir of ``folder``
@@ -106,20 +136,15 @@ class SharedRun:
         except subprocess.TimeoutExpired:
             self._terminate()
             returncode = self.process.returncode
-        temporary = self.folder / "returncode.partial"
-        temporary.write_text(str(returncode))
-        temporary.replace(self.folder / "returncode")  # appears whole: other processes poll for it
+        write_whole(self.folder / "returncode", str(returncode).encode())  # other processes poll for it
         if then is not None:
             then(returncode)
 
     def wait(self, timeout=1800) -> int:
         """The command's exit status, once it has ended (in any process of the session)."""
         done = self.folder / "returncode"
-        deadline = time.monotonic() + timeout
-        while not done.exists():
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{self.folder}: the shared run has not ended in {timeout} s")
-            time.sleep(0.5)
+        if not wait_for(done, timeout):
+            raise TimeoutError(f"{self.folder}: the shared run has not ended in {timeout} s")
         return int(done.read_text())
 
     def result(self) -> subprocess.CompletedProcess:
