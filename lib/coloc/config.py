@@ -201,6 +201,88 @@ def cross_problems(config: dict) -> list[str]:
         problems += _probing_problems(config["probing"], sim, pred)
     if config.get("scheduling_delay"):
         problems += _delay_problems(config["scheduling_delay"])
+    if config.get("claims") and sim:
+        problems += _claims_problems(config["claims"], sim, pred)
+    return problems
+
+
+WORLD_PATTERN = r"^(measured|none|flat:[0-9]+(\.[0-9]+)?)$"
+
+
+def _claims_problems(claims: dict, sim: dict, pred: dict | None) -> list[str]:
+    """The claims section: each mapped group exists; its scenario is a spec; its policies are registered and hold
+    every policy its claims compare; each factor's values are valid (a world, a protocol the predictors stage makes
+    or ``profiled-pairs``, a registered baseline, a cluster of the scenario's dataset, a cap); coloc's value of
+    each factor is the scenario's own setting (so coloc's cell is the simulation stage's run); and every prediction
+    file a cell's policy reads is made (checked as for a scenario running every cell's policies)."""
+    import re
+
+    from coloc import claims_map
+
+    problems = [f"claims.map_groups[{i}]: {name!r} is not among claims.groups {sorted(claims['groups'])}"
+                for i, name in enumerate(claims["map_groups"]) if name not in claims["groups"]]
+    extra_specs = {}
+    for name, entry in claims["groups"].items():
+        where = f"claims.groups.{name}"
+        spec = sim["scenario_specs"].get(entry["scenario"])
+        if spec is None:
+            problems.append(f"{where}.scenario: {entry['scenario']!r} is not a key of simulation.scenario_specs "
+                            f"{sorted(sim['scenario_specs'])}")
+            continue
+        problems += [line for i, policy in enumerate(entry["policies"])
+                     for line in _policy_problems(f"{where}.policies[{i}]", policy)]
+        wanted = {claims["horus_policy"], "fifo"} | ({"isacpp", "volcano"} if entry["paper"] == "ISACPP" else set())
+        missing = sorted(wanted - set(entry["policies"]))
+        if missing:
+            problems.append(f"{where}.policies: lacks {missing}, which its claims compare")
+        own = {"world": spec.get("world", sim.get("world", "measured")), "protocol": sim["protocol"],
+               "cluster": spec["cluster"], "cap": spec.get("max_jobs_per_gpu", sim["max_jobs_per_gpu"])}
+        factors = entry["factors"]
+        for fname, factor in factors.items():
+            here = f"{where}.factors.{fname}"
+            values = [factor["paper"], factor["coloc"], *factor.get("also", [])]
+            problems += _factor_problems(here, fname, values, factor, entry, spec, sim, pred, re)
+            if fname in own and factor["coloc"] != own[fname]:
+                problems.append(f"{here}.coloc: {factor['coloc']!r} is not the scenario's own {fname} {own[fname]!r}; "
+                                f"coloc's setting must be the simulation stage's run of {entry['scenario']!r}")
+            if fname == "baseline" and factor["coloc"] != factor.get("role"):
+                problems.append(f"{here}.coloc: {factor['coloc']!r}; coloc's baseline is the role's policy "
+                                f"{factor.get('role')!r} itself")
+        if problems or name not in claims["map_groups"]:
+            continue
+        group = claims_map.group_from_config(name, entry)
+        policies_run = sorted({r.policy for r in claims_map.plan([group], {entry["scenario"]: spec}, sim["protocol"])})
+        extra_specs[f"claims-map-{name}"] = {**spec, "policies": policies_run}
+    if extra_specs and pred and not problems:
+        mapped = {**sim, "scenarios": list(extra_specs), "scenario_specs": {**sim["scenario_specs"], **extra_specs}}
+        problems += [line.replace("simulation.scenario_specs.claims-map-", "claims.groups.")
+                     for line in _simulation_problems(mapped, pred) if "claims-map-" in line]
+    return problems
+
+
+def _factor_problems(here: str, fname: str, values: list, factor: dict, entry: dict, spec: dict, sim: dict,
+                     pred: dict | None, re) -> list[str]:
+    from coloc import policies
+    from coloc.claims_map import PROFILED
+
+    problems = []
+    if fname != "baseline" and factor.get("role"):
+        problems.append(f"{here}.role: only the baseline factor names a role")
+    for value in values:
+        if fname == "world" and not (isinstance(value, str) and re.match(WORLD_PATTERN, value)):
+            problems.append(f"{here}: world {value!r}; expected measured, none or flat:<s> (s >= 0, e.g. flat:0.2)")
+        elif fname == "protocol" and value != PROFILED and pred and value not in pred["protocols"]:
+            problems.append(f"{here}: protocol {value!r} is neither {PROFILED!r} nor among predictors.protocols "
+                            f"{pred['protocols']}")
+        elif fname == "baseline" and value not in policies.names():
+            problems.append(f"{here}: baseline {value!r} is not a registered policy; known: {policies.names()}")
+        elif fname == "cluster":
+            problems += _clusters_problems(here, str(value), spec.get("dataset", "gavel"))[0]
+        elif fname == "cap" and value is not None and not (isinstance(value, int) and not isinstance(value, bool)
+                                                           and value >= 1):
+            problems.append(f"{here}: cap {value!r}; expected an integer >= 1, or null (memory alone decides)")
+    if fname == "baseline" and factor.get("role") not in entry["policies"]:
+        problems.append(f"{here}.role: {factor.get('role')!r} is not among the group's policies {entry['policies']}")
     return problems
 
 

@@ -39,9 +39,13 @@ def markdown(frame: pd.DataFrame) -> str:
 
 
 def claims_section(brief: pd.DataFrame) -> str:
-    """The claims table: paper, claim, the paper's value, coloc's with its interval, the verdict."""
-    table = brief.rename(columns={"paper_value": "paper says", "coloc_value": "coloc (95% interval)"})
-    return markdown(table[["paper", "claim", "paper says", "coloc (95% interval)", "verdict"]])
+    """The claims table: paper, claim, the paper's value (its interval where the published data give one), coloc in
+    the paper's setting and in its own, each with its 95% interval and verdict, and what decides the verdict."""
+    table = brief.rename(columns={"paper_value": "paper says", "paper_setting": "coloc, paper's setting",
+                                  "paper_setting_verdict": "verdict there", "coloc_value": "coloc, own setting",
+                                  "decided_by": "decided by"})
+    return markdown(table[["paper", "claim", "paper says", "coloc, paper's setting", "verdict there",
+                           "coloc, own setting", "verdict", "decided by"]])
 
 
 PREDICTOR_DATASETS = ("gavel", "lucid", "gavel-lucid")  # the datasets of the README's predictor tables, in order
