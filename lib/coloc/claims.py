@@ -28,9 +28,22 @@ Verdict rules (one function per kind of claim):
   E-GGAT inference on its testbed): **not comparable**, coloc's value beside it.
 * ``finding`` (a comparison the paper does not make, e.g. ISACPP against exclusive fifo): **coloc's finding**,
   with the change and its interval; the reason says whether the interval lies below 0, above it, or holds it.
+* A positive quantity over seeds (an error, a time) is given as its geometric mean with the t interval of its
+  logs taken back (:func:`coloc.stats.positive_ci`), so its interval never reaches below 0.
+* Where the paper's per-job data exist (ISACPP's 51 completion times, :mod:`coloc.published`), the target of a
+  ``change`` claim is the published change's paired bootstrap interval over the jobs, not its point: coloc's
+  interval meeting that interval is **reproduced**.
+* A makespan claim whose runs are pinned by one job (its submission plus exclusive duration at least
+  :data:`PINNED_SHARE` of the makespan in every run of both policies) is **not comparable**: such a makespan moves
+  with that job, not the policy; the reason says so.
 * **not comparable**: the baseline is not implemented in coloc (Schedtune, Liquid), the scenario,
   policy or predictor was not run, or the quantity measured is not the paper's (e.g. an RMSLE of
-  another utilization label); the reason says which, and gives coloc's value where there is one.
+  another utilization label, or Horus's nvidia-smi utilization against effective throughput on Gavel's data, which
+  measured none); the reason says which, and gives coloc's value where there is one.
+
+Every claim is checked in two settings: coloc's (the main columns) and the paper's own as closely as the data allow
+(``paper_setting_*``, from the claims map of :mod:`coloc.claims_map` for a simulated claim; under ``protocol``
+instead of ``coloc_protocol`` for a predictor claim), and ``decided_by`` names what flips the verdict between them.
 """
 
 from __future__ import annotations
@@ -43,7 +56,7 @@ import numpy as np
 import pandas as pd
 
 from coloc import published
-from coloc.stats import mean_ci, positive_ci, ratio_ci
+from coloc.stats import positive_ci, ratio_ci
 
 COLUMNS = ["paper", "claim", "paper_value", "scenario", "baseline", "metric", "coloc_value", "ci_low", "ci_high",
            "verdict", "reason"]
@@ -446,10 +459,10 @@ def measure_util_rmsle(claim: Claim, util_scores: pd.DataFrame | None) -> tuple[
     """Mean RMSLE over seeds of the utilization predictor, and whether its label is measured utilization."""
     part = _scores(util_scores, "utilization scores", claim, "RMSLE")
     overall = part[part["scope"] == "overall"]
-    value, low, high = mean_ci(overall["RMSLE"].astype(float))
+    value, low, high = positive_ci(overall["RMSLE"].astype(float))
     sources = ",".join(sorted(set(",".join(overall["util_source"].astype(str)).split(","))))
     reason = (f"{claim.policy} on {claim.dataset} ({claim.protocol}, {_seeds(overall['seed'].nunique())}), label "
-              f"{sources}: RMSLE {_fmt(value, low, high)}")
+              f"{sources}: RMSLE {_fmt(value, low, high)} (geometric mean over seeds, interval on the log scale)")
     return value, low, high, reason, sources == "measured"
 
 
@@ -461,7 +474,7 @@ def measure_max_error(claim: Claim, pair_scores: pd.DataFrame | None) -> tuple[f
         raise NotComparable(f"predictor {claim.policy!r} has no per-family scores")
     worst = family.groupby("seed")["MAPE"].max().astype(float)
     which = family.loc[family.groupby("seed")["MAPE"].idxmax(), "key"]
-    value, low, high = mean_ci(worst)
+    value, low, high = positive_ci(worst)
     data = {"gavel": "Gavel", "lucid": "Lucid's RTX 3090"}.get(claim.dataset, claim.dataset)
     reason = (f"{claim.policy} on {data} ({claim.protocol}, {_seeds(len(worst))}): largest per-family MAPE of "
               f"normalized throughput {_fmt(value, low, high, '%')} (family {', '.join(sorted(set(which)))}); "
