@@ -169,7 +169,8 @@ def cross_problems(config: dict) -> list[str]:
       nothing else; an ``@protocol`` goes only on a policy that reads predictions; its cluster parses and has
       only its dataset's device types (Gavel's K80/P100/V100; Lucid's RTX 3090 for ``dataset: lucid``); its
       swept key suits its trace (load: philly, poisson; interval_s: testbed; gpus: a cluster of one device
-      type); its headline is one of the sweep's points.
+      type); its headline is one of the sweep's points; its ``world`` (and ``simulation.world``) an interference
+      world (``measured``, ``none``, ``flat:<s>``; coloc.sim.interference.parse_world).
     * ``simulation.predictor_norm`` is a registered pair predictor, ``simulation.predictor_util`` a
       utilization predictor, ``simulation.protocol`` (and each ``@protocol``) one of ``predictors.protocols``.
       Each predictor a simulated policy reads (the scenario's own ``predictor_norm`` / ``predictor_util`` where
@@ -193,8 +194,11 @@ def cross_problems(config: dict) -> list[str]:
         problems += [f"simulation.scenarios[{i}]: no spec for scenario {name!r} in simulation.scenario_specs "
                      f"(has {sorted(sim['scenario_specs'])})" for i, name in enumerate(sim["scenarios"])
                      if name not in sim["scenario_specs"]]
+        problems += _world_problems("simulation.world", sim.get("world", "measured"))
         for name, spec in sim["scenario_specs"].items():
             problems += _scenario_problems(f"simulation.scenario_specs.{name}", spec)
+            if "world" in spec:
+                problems += _world_problems(f"simulation.scenario_specs.{name}.world", spec["world"])
     if sim and pred:
         problems += _simulation_problems(sim, pred)
     if config.get("probing") and sim:
@@ -301,6 +305,17 @@ def _profiling_problems(prof) -> list[str]:
         problems.append(f"profiling.sets: each set is compared with the product of its pairs, so profiling.set_sizes "
                         f"{sizes} must include 2")
     return problems
+
+
+def _world_problems(where: str, world) -> list[str]:
+    """An interference world's text (coloc.sim.interference.parse_world) at key `where`."""
+    from coloc.sim.interference import parse_world
+
+    try:
+        parse_world(world, where)
+    except ValueError as err:
+        return [str(err)]
+    return []
 
 
 def _scenario_problems(where: str, spec: dict) -> list[str]:
