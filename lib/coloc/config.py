@@ -382,6 +382,7 @@ def _model_sections(pred: dict) -> dict[str, tuple[str, dict]]:
 def _policy_problems(where: str, entry: str) -> list[str]:
     """A scenario's policy entry '<policy>[~<predictor>][@<protocol>]' against the registries."""
     from coloc import policies
+    from coloc.sim.experiment import PROFILED_PAIRS
 
     known, problems = policies.names(), []
     rest, at, protocol = entry.partition("@")
@@ -399,6 +400,13 @@ def _policy_problems(where: str, entry: str) -> list[str]:
     if at and kind is None:
         problems.append(f"{where}: policy {name!r} reads no predictions, so '@{protocol}' would be ignored; a "
                         f"protocol goes only with {readers}")
+    elif protocol == PROFILED_PAIRS and kind != "pair":
+        pair_readers = [p for p in known if _override_kind(p) == "pair"]
+        problems.append(f"{where}: '@{PROFILED_PAIRS}' gives measured pairs in place of pair predictions, and "
+                        f"policy {name!r} reads none; it goes only with {pair_readers}")
+    elif protocol == PROFILED_PAIRS and predictor:
+        problems.append(f"{where}: '~{predictor}' names a pair predictor, but '@{PROFILED_PAIRS}' reads the measured "
+                        f"pairs in its place; give one of them")
     return problems
 
 
@@ -411,6 +419,7 @@ def _override_kind(policy: str) -> str | None:
 
 def _simulation_problems(sim: dict, pred: dict) -> list[str]:
     from coloc import policies
+    from coloc.sim.experiment import PROFILED_PAIRS, PROFILED_UTIL_PROTOCOL
 
     protocol, problems = sim["protocol"], []
     if protocol not in pred["protocols"]:
@@ -438,12 +447,14 @@ def _simulation_problems(sim: dict, pred: dict) -> list[str]:
             name, _, predictor = rest.partition("~")
             kinds = reads(name) if name in policies.names() else ()
             here = f"simulation.scenario_specs.{scenario}.policies[{i}]"
-            if at and kinds and own not in pred["protocols"]:
+            if at and kinds and own not in pred["protocols"] and own != PROFILED_PAIRS:
                 problems.append(f"{here}: protocol {own!r} of {entry!r} is not among predictors.protocols "
-                                f"{pred['protocols']}, so no predictions are made under it")
+                                f"{pred['protocols']} (nor {PROFILED_PAIRS!r}), so no predictions are made under it")
                 continue
             used = own or protocol
             override = _override_kind(name) if kinds else None
+            if used == PROFILED_PAIRS:  # the measured pairs, and the utilization under PROFILED_UTIL_PROTOCOL
+                kinds, used = tuple(k for k in kinds if k != "norm"), PROFILED_UTIL_PROTOCOL
             if "norm" in kinds:
                 read.setdefault(("pair", predictor or norm, dataset, used),
                                 here if predictor or own else named["predictor_norm"])

@@ -93,9 +93,29 @@ def prediction_files(policy: str) -> list[str]:
     return [FILES[kind] for kind in policies.prediction_needs(parse_policy(policy)[0])]
 
 
+# The pseudo-protocol '<policy>@profiled-pairs': the paper's assumption (ISACPP's) that every pair was profiled
+# before the policy schedules. The policy's pair "predictions" are the truth's pairs (the dataset's measured pairs
+# in the measured world: what profiling each pair would measure), labelled so in every output like the oracle,
+# never coloc's finding. Its utilization (isacpp reads it optionally) is the random5 out-of-fold prediction: the
+# assumption profiles every job type, so the utilization model saw each job type in training (Gavel measured no
+# utilization to stand in).
+PROFILED_PAIRS = "profiled-pairs"
+PROFILED_UTIL_PROTOCOL = "random5"
+
+
+def file_protocols(policy: str, protocol: str) -> dict[str, str]:
+    """{file stem ('predictions', 'utilization'): the protocol whose file a run of `policy` under `protocol` reads}:
+    the files of its declared needs, under `protocol`; under PROFILED_PAIRS no pair file (the pairs are the
+    truth's) and the utilization of PROFILED_UTIL_PROTOCOL."""
+    if protocol != PROFILED_PAIRS:
+        return {stem: protocol for stem in prediction_files(policy)}
+    return {stem: PROFILED_UTIL_PROTOCOL for stem in prediction_files(policy) if stem != FILES["norm"]}
+
+
 def load_predictions(config: RunConfig, predictions_path: str | Path | None,
-                     utilization_path: str | Path | None) -> Predictions | None:
-    """The out-of-fold predictions a predictive policy reads (None for the others).
+                     utilization_path: str | Path | None, truth: GroundTruth | None = None) -> Predictions | None:
+    """The out-of-fold predictions a predictive policy reads (None for the others); under the protocol
+    PROFILED_PAIRS the `truth`'s pairs instead of a pair predictions file (labelled the paper's assumption).
 
     A file the policy needs must exist; a file it can use (e.g. isacpp's utilization) is read when
     a path is given, and a path given that does not exist is an error, not a silent fallback. A policy naming
@@ -106,8 +126,20 @@ def load_predictions(config: RunConfig, predictions_path: str | Path | None,
     declared = policies.info(name)
     if not policies.prediction_needs(name):
         return None
+    profiled = config.protocol == PROFILED_PAIRS
+    if profiled and "norm" not in policies.prediction_needs(name):
+        raise ValueError(f"policy {config.policy!r}: protocol {PROFILED_PAIRS!r} gives measured pairs in place of "
+                         f"pair predictions, and {name!r} reads none")
+    if profiled and truth is None:
+        raise ValueError(f"policy {config.policy!r}: protocol {PROFILED_PAIRS!r} reads the truth's pairs; give truth")
+    expected = file_protocols(config.policy, config.protocol)
     chosen = {}
     for what, path in (("norm", predictions_path), ("util", utilization_path)):
+        if profiled and what == "norm":
+            if path:
+                raise ValueError(f"policy {config.policy!r} reads the truth's pairs ({PROFILED_PAIRS}), not the pair "
+                                 f"predictions file {str(path)!r}")
+            continue
         required = what in declared["needs"]
         if not (required or (what in declared["optional"] and path)):
             continue
@@ -115,10 +147,15 @@ def load_predictions(config: RunConfig, predictions_path: str | Path | None,
             role = "needs" if required else "is given, and would use,"
             raise FileNotFoundError(f"policy {config.policy!r} {role} the out-of-fold {what} predictions file "
                                     f"{str(path or '')!r}, which does not exist")
-        if "@" in config.policy and Path(path).stem != config.protocol:
-            raise ValueError(f"policy {config.policy!r} reads {config.protocol!r} predictions, but its {what} file "
-                             f"{str(path)!r} is not <folder>/{config.protocol}.parquet")
+        own = expected[FILES[what]]
+        if "@" in config.policy and Path(path).stem != own:
+            raise ValueError(f"policy {config.policy!r} reads {own!r} {what} predictions, but its {what} file "
+                             f"{str(path)!r} is not <folder>/{own}.parquet")
         chosen[what] = path
+    if profiled:
+        utils = Predictions.from_files(None, chosen["util"], None, config.predictor_util or None,
+                                       seed=config.seed) if "util" in chosen else None
+        return Predictions.from_profiled_pairs(truth, utils)
     return Predictions.from_files(chosen.get("norm"), chosen.get("util"), config.predictor_norm or None,
                                   config.predictor_util or None, seed=config.seed)
 

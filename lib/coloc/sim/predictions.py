@@ -35,6 +35,7 @@ PRED_COLUMNS = ("device", "workload_a", "workload_b", "predictor", "pred_norm_a"
 UTIL_COLUMNS = ("device", "workload", "predictor", "pred_util")
 FILES = {"norm": "predictions", "util": "utilization"}  # a policy's need -> the predictors stage's file kind
 TOLERANCE = 1.0   # a predicted normalized throughput in (1, 1 + TOLERANCE] is clipped to 1; above, refused
+PROFILED_SOURCE = "measured pairs (the paper's assumption: every pair profiled)"  # the source of from_profiled_pairs
 FLOOR = 1e-3       # predicted normalized throughputs below this (and > 0) are raised to it
 
 
@@ -150,6 +151,16 @@ class Predictions:
                  if path]
         source = "; ".join(parts)
         return cls.from_frames(pairs, util, predictor_norm, predictor_util, source=source, seed=seed)
+
+    @classmethod
+    def from_profiled_pairs(cls, truth: GroundTruth, utils: "Predictions | None" = None) -> "Predictions":
+        """The truth's pairs as a policy's pair predictions under a paper's assumption that every pair was profiled
+        beforehand (ISACPP's), labelled so: what profiling each pair in the world would measure, not a prediction.
+        `utils`: the utilization predictions kept beside them (and named in the source)."""
+        util = dict(utils._util) if utils is not None else {}
+        source = f"{PROFILED_SOURCE}: {truth.name}" + (f"; utilization {utils.source}" if utils is not None else "")
+        return cls(truth.pair_norms(), {}, util, source=source,
+                   util_params=utils.util_params if utils is not None else "")
 
     @classmethod
     def from_truth(cls, truth: GroundTruth, utils: "Predictions | None" = None) -> "Predictions":

@@ -128,11 +128,14 @@ def run_config(policy: str, spec: Mapping, settings: Mapping, point: Point) -> e
     interval = value.get("interval_s", trace.get("interval_s", 0.0)) if source == "testbed" else math.nan
     gpus = int(point.point) if point.sweep == "gpus" else None
     _, norm, util = experiment.parse_policy(policy, settings["predictor_norm"], settings["predictor_util"])
+    protocol = experiment.protocol_of(policy, settings["protocol"])
+    if protocol == experiment.PROFILED_PAIRS:
+        norm = experiment.PROFILED_PAIRS  # (no pair predictor: the truth's pairs, the paper's assumption)
     return experiment.RunConfig(
         trace=source, policy=policy, seed=point.seed, cluster=cluster_at(spec["cluster"], gpus),
         load=float(load), interval_s=float(interval), reference_device=settings["reference_device"],
         gpus_per_node=int(spec["gpus_per_node"]), max_jobs_per_gpu=cap_of(settings["max_jobs_per_gpu"]),
-        restart_cost_s=float(settings["restart_cost_s"]), protocol=experiment.protocol_of(policy, settings["protocol"]),
+        restart_cost_s=float(settings["restart_cost_s"]), protocol=protocol,
         predictor_norm=norm, predictor_util=util, dataset=dataset_of(spec), world=settings["world"])
 
 
@@ -201,7 +204,7 @@ def run_policy(scenario: str, policy: str, spec: Mapping, settings: Mapping, sol
             config = run_config(policy, spec, settings, point)
             if point.seed not in predictions_by_seed:
                 predictions_by_seed[point.seed] = experiment.load_predictions(config, predictions_path,
-                                                                              utilization_path)
+                                                                              utilization_path, truth)
             parts = run_point(scenario, config, point, spec, settings, solo, pairs, trace_table,
                               predictions_by_seed[point.seed], truth)
             if done is not None:
