@@ -149,7 +149,7 @@ def load_predictions(config: RunConfig, predictions_path: str | Path | None,
                                     f"{str(path or '')!r}, which does not exist")
         own = expected[FILES[what]]
         if "@" in config.policy and Path(path).stem != own:
-            raise ValueError(f"policy {config.policy!r} reads {own!r} {what} predictions, but its {what} file "
+            raise ValueError(f"policy {config.policy!r} reads {own!r} predictions, but its {what} file "
                              f"{str(path)!r} is not <folder>/{own}.parquet")
         chosen[what] = path
     if profiled:
