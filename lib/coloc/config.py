@@ -169,7 +169,8 @@ def cross_problems(config: dict) -> list[str]:
       nothing else; an ``@protocol`` goes only on a policy that reads predictions; its cluster parses and has
       only its dataset's device types (Gavel's K80/P100/V100; Lucid's RTX 3090 for ``dataset: lucid``); its
       swept key suits its trace (load: philly, poisson; interval_s: testbed; gpus: a cluster of one device
-      type); its headline is one of the sweep's points.
+      type); its headline is one of the sweep's points; its ``world`` (and ``simulation.world``) an interference
+      world (``measured``, ``none``, ``flat:<s>``; coloc.sim.interference.parse_world).
     * ``simulation.predictor_norm`` is a registered pair predictor, ``simulation.predictor_util`` a
       utilization predictor, ``simulation.protocol`` (and each ``@protocol``) one of ``predictors.protocols``.
       Each predictor a simulated policy reads (the scenario's own ``predictor_norm`` / ``predictor_util`` where
@@ -193,8 +194,11 @@ def cross_problems(config: dict) -> list[str]:
         problems += [f"simulation.scenarios[{i}]: no spec for scenario {name!r} in simulation.scenario_specs "
                      f"(has {sorted(sim['scenario_specs'])})" for i, name in enumerate(sim["scenarios"])
                      if name not in sim["scenario_specs"]]
+        problems += _world_problems("simulation.world", sim.get("world", "measured"))
         for name, spec in sim["scenario_specs"].items():
             problems += _scenario_problems(f"simulation.scenario_specs.{name}", spec)
+            if "world" in spec:
+                problems += _world_problems(f"simulation.scenario_specs.{name}.world", spec["world"])
     if sim and pred:
         problems += _simulation_problems(sim, pred)
     if config.get("probing") and sim:
@@ -385,6 +389,17 @@ def _profiling_problems(prof) -> list[str]:
     return problems
 
 
+def _world_problems(where: str, world) -> list[str]:
+    """An interference world's text (coloc.sim.interference.parse_world) at key `where`."""
+    from coloc.sim.interference import parse_world
+
+    try:
+        parse_world(world, where)
+    except ValueError as err:
+        return [str(err)]
+    return []
+
+
 def _scenario_problems(where: str, spec: dict) -> list[str]:
     from coloc.sim.scenarios import SOURCE_SWEEPS
 
@@ -449,6 +464,7 @@ def _model_sections(pred: dict) -> dict[str, tuple[str, dict]]:
 def _policy_problems(where: str, entry: str) -> list[str]:
     """A scenario's policy entry '<policy>[~<predictor>][@<protocol>]' against the registries."""
     from coloc import policies
+    from coloc.sim.experiment import PROFILED_PAIRS
 
     known, problems = policies.names(), []
     rest, at, protocol = entry.partition("@")
@@ -466,6 +482,13 @@ def _policy_problems(where: str, entry: str) -> list[str]:
     if at and kind is None:
         problems.append(f"{where}: policy {name!r} reads no predictions, so '@{protocol}' would be ignored; a "
                         f"protocol goes only with {readers}")
+    elif protocol == PROFILED_PAIRS and kind != "pair":
+        pair_readers = [p for p in known if _override_kind(p) == "pair"]
+        problems.append(f"{where}: '@{PROFILED_PAIRS}' gives measured pairs in place of pair predictions, and "
+                        f"policy {name!r} reads none; it goes only with {pair_readers}")
+    elif protocol == PROFILED_PAIRS and predictor:
+        problems.append(f"{where}: '~{predictor}' names a pair predictor, but '@{PROFILED_PAIRS}' reads the measured "
+                        f"pairs in its place; give one of them")
     return problems
 
 
@@ -478,6 +501,7 @@ def _override_kind(policy: str) -> str | None:
 
 def _simulation_problems(sim: dict, pred: dict) -> list[str]:
     from coloc import policies
+    from coloc.sim.experiment import PROFILED_PAIRS, PROFILED_UTIL_PROTOCOL
 
     protocol, problems = sim["protocol"], []
     if protocol not in pred["protocols"]:
@@ -505,12 +529,14 @@ def _simulation_problems(sim: dict, pred: dict) -> list[str]:
             name, _, predictor = rest.partition("~")
             kinds = reads(name) if name in policies.names() else ()
             here = f"simulation.scenario_specs.{scenario}.policies[{i}]"
-            if at and kinds and own not in pred["protocols"]:
+            if at and kinds and own not in pred["protocols"] and own != PROFILED_PAIRS:
                 problems.append(f"{here}: protocol {own!r} of {entry!r} is not among predictors.protocols "
-                                f"{pred['protocols']}, so no predictions are made under it")
+                                f"{pred['protocols']} (nor {PROFILED_PAIRS!r}), so no predictions are made under it")
                 continue
             used = own or protocol
             override = _override_kind(name) if kinds else None
+            if used == PROFILED_PAIRS:  # the measured pairs, and the utilization under PROFILED_UTIL_PROTOCOL
+                kinds, used = tuple(k for k in kinds if k != "norm"), PROFILED_UTIL_PROTOCOL
             if "norm" in kinds:
                 read.setdefault(("pair", predictor or norm, dataset, used),
                                 here if predictor or own else named["predictor_norm"])
