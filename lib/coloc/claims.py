@@ -558,7 +558,8 @@ def in_cell(claim: Claim, group, cell, default_protocol: str) -> Claim:
 
     def name(policy: str) -> str:
         return cell_policy(policy, group, cell.setting, default_protocol) if policy else policy
-    return replace(claim, policy=name(claim.policy), baseline=name(claim.baseline), also=(), also_metrics=())
+    return replace(claim, policy=name(claim.policy), baseline=name(claim.baseline), also=(), also_metrics=(),
+                   point="headline")  # a cell runs the headline point only
 
 
 def map_table(claims, map_summary: pd.DataFrame, groups, headlines: dict, default_protocol: str) -> pd.DataFrame:
@@ -583,9 +584,17 @@ def map_table(claims, map_summary: pd.DataFrame, groups, headlines: dict, defaul
                          "towards_coloc": cell.towards_coloc, "policy": moved.policy, "baseline": moved.baseline,
                          "metric": row["metric"], "coloc_value": row["coloc_value"], "ci_low": row["ci_low"],
                          "ci_high": row["ci_high"], "verdict": row["verdict"],
-                         "flips": row["verdict"] != paper_verdict, "reason": row["reason"]})
+                         "flips": _flips(paper_verdict, row["verdict"]), "reason": row["reason"]})
     table = pd.DataFrame(rows, columns=MAP_COLUMNS)
     return _rounded(table)
+
+
+def _flips(paper: str | None, verdict: str) -> bool:
+    """Whether a cell's verdict differs from the paper's setting's: both verdicts on the paper's value (a "not
+    comparable" cell, where the quantity does not exist, e.g. nvidia-smi's utilization in a world of no measured
+    pairs, flips nothing)."""
+    judged = {"reproduced", "same direction, smaller", "not reproduced"}
+    return paper is not None and paper in judged and verdict in judged and verdict != paper
 
 
 def decided_by(cells: pd.DataFrame) -> str:

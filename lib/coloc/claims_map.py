@@ -40,8 +40,8 @@ from coloc.sim import experiment, scenarios
 
 FACTORS = ("world", "protocol", "baseline", "cluster", "cap")
 SPEC_FACTORS = {"world": "world", "cluster": "cluster", "cap": "max_jobs_per_gpu"}  # factor -> scenario spec key
-PROFILED = "profiled-pairs"  # the protocol whose predictions are the measured pairs (a paper's assumption)
-UTIL_PROFILED = "random5"  # what a policy that reads utilization only reads under PROFILED
+PROFILED = experiment.PROFILED_PAIRS  # the protocol whose predictions are the measured pairs (a paper's assumption)
+UTIL_PROFILED = experiment.PROFILED_UTIL_PROTOCOL  # what a policy that reads utilization only reads under PROFILED
 
 
 @dataclass(frozen=True)

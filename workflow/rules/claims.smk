@@ -22,7 +22,8 @@ def claims_map_predictions():
     for run in claims_map_runs():
         dataset = scenarios.dataset_of(run.spec)
         protocol = experiment.protocol_of(run.policy, SIM["protocol"])
-        files = {kind: prediction_file(kind, dataset, protocol) for kind in experiment.prediction_files(run.policy)}
+        files = {kind: prediction_file(kind, dataset, own)
+                 for kind, own in experiment.file_protocols(run.policy, protocol).items()}
         out[f"{run.policy}|{dataset}"] = [files.get("predictions", ""), files.get("utilization", "")]
     return out
 
