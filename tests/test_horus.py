@@ -178,6 +178,13 @@ def test_gandiva_score_by_hand():
     assert gandiva_cost(0.0, 4 * GIB, None, 0.0, 0) == 0.0  # unknown memory adds 0
 
 
+
+@pytest.mark.parametrize("resident_u", [0.0, 0.1, 0.5, 1.0])
+def test_gandiva_score_never_prefers_an_occupied_gpu_to_an_idle_one(resident_u):
+    for m, used, n in itertools.product([0.0, 1 * GIB, 6 * GIB], [0.0, 2 * GIB, 8 * GIB], [1, 2]):
+        assert gandiva_cost(0.0, m, V100, 0.0, 0) < gandiva_cost(used, m, V100, resident_u * n, n)
+
+
 def test_gandiva_horus_packs_next_to_the_least_loaded_gpu_where_horus_fills_one_to_100_percent():
     """Two nodes of one GPU: GPU 0 holds x (utilization 0.2), GPU 1 holds b (0.6), 1 GiB each; a (0.3) arrives.
     Gandiva: 1.3 x 2/16 + 0.2 + 1 = 1.3625 on GPU 0 against 1.7625 on GPU 1. Horus: |0.2 + 0.3 - 1| = 0.5 there

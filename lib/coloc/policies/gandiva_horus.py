@@ -16,7 +16,7 @@ Horus's cost, j's own utilization does not enter and there is no penalty above 1
 GPU already is, Horus by how loaded it would be. The reference samples each resident's utilization from a normal
 around its trace mean at every scoring; here it is the prediction Horus reads (`needs = ("util",)`), so that both
 see the same information, as in the reference, where both read the trace's per-job utilization. An idle GPU costs
-1.3 m / D and an occupied one at least 1.3 m / D + 1, so an idle GPU that fits never costs more.
+1.3 m / D and an occupied one of the same device type at least 1.3 m / D + 1: the idle one never costs more.
 
 Queue: submission order, and only its head is tried (the reference's `schedule_fifo` takes the first job; when it fits
 nowhere, nothing starts until it does: no backfill). Fits and placement are Horus's (`coloc.policies.horus`): the
