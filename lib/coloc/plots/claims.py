@@ -11,8 +11,7 @@ from matplotlib.patches import Patch
 
 VERDICT_COLORS = {"reproduced": "#1b9e77", "same direction, smaller": "#a6d96a", "not reproduced": "#d95f02",
                   "not comparable": "#bdbdbd", "coloc's finding": "#7570b3"}
-GROUP_TITLES = {"horus": "Horus on Gavel's V100s (Philly arrivals)",
-                "horus-makespan": "Horus's makespan, no job pinning it",
+GROUP_TITLES = {"horus": "Horus on Gavel's V100s (its simulation's shape: Philly arrivals, 64 GPUs, 3 per GPU)",
                 "isacpp": "ISACPP's testbed on Gavel's K80/P100/V100",
                 "horus-3090": "Horus on Lucid's RTX 3090s (Philly arrivals)",
                 "isacpp-3090": "ISACPP's testbed on Lucid's RTX 3090s"}
