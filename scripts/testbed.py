@@ -36,6 +36,7 @@ import yaml
 
 from coloc import devices as device_table
 from coloc import plots, policies, profiler
+from coloc.profiler import hardware
 from coloc.plots import testbed as testbed_plots
 from coloc.sim.interference import GroundTruth
 from coloc.testbed import compare, devices, runner, trace
@@ -73,7 +74,8 @@ def profile(config: dict, device: devices.Device, out: Path, sets=()) -> list[di
     p = config["profiling"]
     settings = profiler.Settings(device=device.torch_device, cpus=device.cpus, threads=device.threads,
                                  warmup_s=p["warmup_s"], window_s=p["window_s"], min_iters=p["min_iters"],
-                                 timeout_s=p["timeout_s"], mps=bool(config.get("mps")), seed=config["seed"])
+                                 timeout_s=p["timeout_s"], mps=bool(config.get("mps")), seed=config["seed"],
+                                 batch_size=config.get("batch_size"))
     plan = profiler.plan(config["workloads"], repeats=p["repeats"], set_sizes=(2,), seed=config["seed"], sets=sets)
     return profiler.run(plan, out / "profiling.jsonl", settings, progress=False)
 
@@ -101,6 +103,25 @@ def machine() -> dict:
             "cpu": device_table.local_cpu_model(), "cores": os.cpu_count(), "load_average": os.getloadavg(), "python": platform.python_version()}
 
 
+def markdown(table: pd.DataFrame, summary: dict) -> str:
+    """The comparison as a Markdown table for docs/testbed.md, headed by the command's commit and machine."""
+    before, after = summary["machine_before"], summary["machine_after"]
+    lines = [f"`python scripts/testbed.py` at commit {before['commit']} on {before['host']} ({before['cpu']}, "
+             f"{before['cores']} cores), devices {summary['devices']} ({summary['device']}); load average "
+             f"{before['load_average'][0]:.2f} before, {after['load_average'][0]:.2f} after; {summary['wall_s']} s; "
+             f"restart cost {summary['restart_cost_s']:.2f} s.", "",
+             "| replay | policy | jobs | mean JCT real (s) | sim (s) | error | makespan real (s) | sim (s) | error | "
+             "ratio median | p10 | p90 | rank real | rank sim |", "|" + "---|" * 14]
+    for r in table.itertuples(index=False):
+        lines.append(f"| {r.replay} | {r.policy} | {r.n_jobs} | {r.jct_mean_real:.2f} | {r.jct_mean_sim:.2f} | "
+                     f"{r.jct_mean_error:+.1%} | {r.makespan_real:.2f} | {r.makespan_sim:.2f} | "
+                     f"{r.makespan_error:+.1%} | {r.ratio_median:.3f} | {r.ratio_p10:.3f} | {r.ratio_p90:.3f} | "
+                     f"{r.rank_real} | {r.rank_sim} |")
+    lines += ["", "Rankings that differ:" if summary["disagreements"] else "The rankings agree in every replay."]
+    lines += [f"* {line}" for line in summary["disagreements"]]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None) -> int:
     args = parse(argv)
     config = load_config(args)
@@ -110,7 +131,7 @@ def main(argv=None) -> int:
     devs = devices.parse(config["devices"])
     name = devs[0].name
     settings = runner.Settings(max_jobs_per_gpu=config["max_jobs_per_gpu"], measure_steps=config["measure_steps"],
-                               seed=config["seed"])
+                               seed=config["seed"], batch_size=config.get("batch_size"))
     print(f"testbed on {len(devs)} x {name} ({config['devices']}), commit {before['commit']}", flush=True)
 
     records = profile(config, devs[0], out)
@@ -132,16 +153,19 @@ def main(argv=None) -> int:
     jobs = trace.make(config["workloads"], config["n_jobs"], tput, config["min_s"], config["max_s"], config["seed"])
     preds = compare.predictions(solo, pairs)
     known = runner.profile_of(solo, pairs, name)
-    real, segments, launches = {}, [], []
-    for policy_name in config["policies"]:
-        journal_path = out / "runs" / f"{policy_name}.jsonl"
-        result = runner.run(jobs, make_policy(policy_name, config), devs, known, preds, journal_path, settings,
-                            rerun_killed=True)
-        real[policy_name] = result.jobs
-        segments.append(result.segments.assign(policy=policy_name))
-        launches.append(result.launches.assign(policy=policy_name))
-        print(f"real {policy_name}: mean JCT {result.jobs['jct'].mean():.2f} s, makespan "
-              f"{result.jobs['finish_time'].max():.2f} s", flush=True)
+    real, segments, launches, run_stats = {}, [], [], {}
+    with hardware.mps_daemon(bool(config.get("mps")), profiler.resolve(devs[0].torch_device)) as env:
+        settings = dataclasses.replace(settings, env=tuple(env))
+        for policy_name in config["policies"]:
+            journal_path = out / "runs" / f"{policy_name}.jsonl"
+            result = runner.run(jobs, make_policy(policy_name, config), devs, known, preds, journal_path, settings,
+                                rerun_killed=True)
+            real[policy_name] = result.jobs
+            segments.append(result.segments.assign(policy=policy_name))
+            launches.append(result.launches.assign(policy=policy_name))
+            run_stats[policy_name] = result.stats
+            print(f"real {policy_name}: mean JCT {result.jobs['jct'].mean():.2f} s, makespan "
+                  f"{result.jobs['finish_time'].max():.2f} s", flush=True)
     segments, launches = pd.concat(segments, ignore_index=True), pd.concat(launches, ignore_index=True)
     pd.concat(real.values(), ignore_index=True).to_csv(out / "real_jobs.csv", index=False)
     segments.to_csv(out / "segments.csv", index=False)
@@ -176,8 +200,9 @@ def main(argv=None) -> int:
     summary = {"machine_before": before, "machine_after": machine(), "wall_s": round(time.monotonic() - started, 1),
                "devices": config["devices"], "device": name, "restart_cost_s": restart_cost, "startup_s": startup,
                "sets_formed": ["+".join(s) for s in sets], "prediction_source": compare.SOURCE,
-               "disagreements": compare.disagreements(table), "config": config}
+               "disagreements": compare.disagreements(table), "real_run_stats": run_stats, "config": config}
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    (out / "comparison.md").write_text(markdown(table, summary))
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(table.round(3).to_string(index=False))
     for line in summary["disagreements"]:

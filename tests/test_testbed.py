@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import yaml
 import psutil
 import pytest
 
@@ -153,6 +154,7 @@ def test_an_invalid_placement_is_refused_with_a_clear_error(tmp_path):
 RUN = """
 import sys
 import pandas as pd
+import yaml
 from coloc import policies
 from coloc.testbed import devices, runner
 
@@ -256,3 +258,29 @@ def test_devices_text_is_checked():
         devices.parse("gpu:0")
     with pytest.raises(ValueError, match=r"3 core sets of 1 cores need 3 cores; this process may use 2"):
         devices.parse("cpu:3")
+
+
+@pytest.mark.slow
+def test_the_script_runs_profiles_replays_and_compares_two_policies(tmp_path):
+    config = yaml.safe_load((ROOT / "config" / "testbed.yaml").read_text())
+    config["testbed"].update(devices="cpu:2", workloads=[A], n_jobs=3, min_s=0.3, max_s=0.6, batch_size=1,
+                             policies=["fifo", "coloc-online"],
+                             profiling={"repeats": 1, "warmup_s": 0.0, "window_s": 0.3, "min_iters": 2,
+                                        "timeout_s": 60})
+    path = tmp_path / "testbed.yaml"
+    path.write_text(yaml.safe_dump(config))
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "testbed.py"), "--config", str(path), "--out",
+                           str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    table = pd.read_csv(out / "comparison.csv")
+    assert sorted(table["replay"].unique()) == ["sim", "sim+startup", "sim-measured-sets"]
+    assert set(table["policy"]) == {"fifo", "coloc-online"} and (table["n_jobs"] == 3).all()
+    real = pd.read_csv(out / "real_jobs.csv")
+    assert len(real) == 6 and (real["jct"] > 0).all()
+    sim = table[table["replay"] == "sim"].set_index("policy")
+    assert sim.loc["fifo", "jct_mean_real"] == pytest.approx(real[real["policy"] == "fifo"]["jct"].mean())
+    assert (out / "jct_scatter.png").stat().st_size > 0 and "| sim | fifo | 3 |" in (out / "comparison.md").read_text()
+    again = subprocess.run([sys.executable, str(ROOT / "scripts" / "testbed.py"), "--config", str(path), "--out",
+                            str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0 and pd.read_csv(out / "real_jobs.csv").equals(real)  # read back, not run again

@@ -18,7 +18,7 @@ counted over `measure_steps` steps that ran wholly while its set of co-runners h
 set changed, and a new process's first step, left out). Until its set has been measured the job runs in the view
 at the factor this run last measured for the same job type next to the same co-runners, else at 1 / (jobs on
 the device): a time-shared device's fair share, a stated prior, not a measurement. `coloc-online` reads these
-factors (`observed_factor`) after its `observe_s`. Whenever a device's set changes, its jobs' remaining work in
+factors (`observed_factor`) after its `observe_s`; a read of a prior is counted (`unmeasured_reads`). Whenever a device's set changes, its jobs' remaining work in
 the view is set from their real iteration counts.
 
 Everything is written as it happens to a journal (coloc.profiler.journal: one JSON line per record, fsynced):
@@ -74,6 +74,7 @@ class Settings:
     seed: int = 0                    # every job's model init and batches (the profiler's seed)
     reduced: bool = False            # the zoo's reduced inputs (tests only)
     batch_size: int | None = None    # override every job's batch (tests only)
+    env: tuple[tuple[str, str], ...] = ()  # set in every job process before CUDA starts (the MPS daemon's pipes)
 
 
 @dataclass
@@ -82,6 +83,22 @@ class Result:
     segments: pd.DataFrame   # one row per stretch of a job on a device with one set of co-runners
     launches: pd.DataFrame   # one row per process: launch, ready, first step, how it ended
     stats: dict
+
+
+class TestbedView(SchedulerView):
+    """The simulator's view, whose observed factor of a job sharing a device is the one the runner measured: a
+    read before the job's current set was measured (its factor still the prior) is counted in
+    `stats["unmeasured_reads"]`."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.measured_jobs: set[int] = set()  # running jobs whose factor was measured in their current set
+        self.stats["unmeasured_reads"] = 0
+
+    def observed_factor(self, job: Job) -> float:
+        if job.colocated and job.job_id not in self.measured_jobs:
+            self.stats["unmeasured_reads"] += 1
+        return job.factor
 
 
 def check_trace(trace: pd.DataFrame) -> None:
@@ -100,8 +117,9 @@ def check_trace(trace: pd.DataFrame) -> None:
 
 def fingerprint(trace: pd.DataFrame, policy_name: str, devices: list[Device], settings: Settings) -> str:
     """What defines a run: its trace, policy, devices and settings."""
+    kept = {**asdict(settings), "env": sorted(k for k, _ in settings.env)}  # (the MPS pipes' folders change)
     text = json.dumps({"trace": trace[list(TRACE_COLUMNS)].astype(str).to_numpy().tolist(), "policy": policy_name,
-                       "devices": [asdict(d) for d in devices], "settings": asdict(settings)}, sort_keys=True)
+                       "devices": [asdict(d) for d in devices], "settings": kept}, sort_keys=True)
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
@@ -161,7 +179,7 @@ class _Runner:
         self.jobs: dict[int, Job] = jobs_from_trace(trace, profile, self.spec)
         self.total = {int(r.job_id): int(r.iterations) for r in trace.itertuples(index=False)}
         self.count = dict.fromkeys(self.total, 0)  # iterations done (the latest report)
-        self.view = SchedulerView.for_policy(policy, self.spec, profile, predictions, settings.restart_cost_s)
+        self.view = TestbedView.for_policy(policy, self.spec, profile, predictions, settings.restart_cost_s)
         self.procs: dict[int, tuple[Process, float]] = {}  # job id -> (its process, the placement it runs)
         self.open: dict[int, dict] = {}  # job id -> its open segment
         self.measured: dict[tuple, float] = {}  # (workload, co-runners) -> the latest measured factor
@@ -310,7 +328,8 @@ class _Runner:
         device = self.devices[job.gpus[0]]
         s = self.settings
         spec = JobSpec(workload=job.workload, device=device.torch_device, threads=device.threads, cpus=device.cpus,
-                       batch_size=s.batch_size, reduced=s.reduced, seed=s.seed, omp_wait_policy=s.omp_wait_policy)
+                       batch_size=s.batch_size, reduced=s.reduced, seed=s.seed, omp_wait_policy=s.omp_wait_policy,
+                       env=s.env)
         start = self.count[job.job_id]
         proc = Process(self.context, Run(spec, start, self.total[job.job_id],
                                          checkpoint_path(self.folder, job.job_id)))
@@ -342,6 +361,7 @@ class _Runner:
                                  "co_runners": others, "start_s": now, "n_start": self.count[job_id],
                                  "since": now, "ref": None, "measured_tput": math.nan}
             view._settle(job)
+            view.measured_jobs.discard(job_id)
             job.remaining = (self.total[job_id] - self.count[job_id]) / self._ref_tput(job.workload)
             if not others:
                 factor = 1.0
@@ -384,6 +404,7 @@ class _Runner:
             self.measured[(job.workload, others)] = factor
             if job.state == RUNNING:
                 self._set_factor(job, factor, shared=True)
+                self.view.measured_jobs.add(job.job_id)
 
     def _close_segment(self, job: Job, end: float) -> None:
         segment = self.open.pop(job.job_id, None)
