@@ -100,7 +100,8 @@ def machine() -> dict:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     dirty = bool(subprocess.run(["git", "status", "--porcelain"], capture_output=True, text=True).stdout.strip())
     return {"commit": commit + ("-dirty" if dirty else ""), "host": platform.node(),
-            "cpu": device_table.local_cpu_model(), "cores": os.cpu_count(), "load_average": os.getloadavg(), "python": platform.python_version()}
+            "cpu": device_table.local_cpu_model(), "cores": os.cpu_count(), "load_average": os.getloadavg(),
+            "python": platform.python_version()}
 
 
 def markdown(table: pd.DataFrame, summary: dict) -> str:

@@ -18,8 +18,8 @@ counted over `measure_steps` steps that ran wholly while its set of co-runners h
 set changed, and a new process's first step, left out). Until its set has been measured the job runs in the view
 at the factor this run last measured for the same job type next to the same co-runners, else at 1 / (jobs on
 the device): a time-shared device's fair share, a stated prior, not a measurement. `coloc-online` reads these
-factors (`observed_factor`) after its `observe_s`; a read of a prior is counted (`unmeasured_reads`). Whenever a device's set changes, its jobs' remaining work in
-the view is set from their real iteration counts.
+factors (`observed_factor`) after its `observe_s`; a read of a prior is counted (`unmeasured_reads`). Whenever a
+device's set changes, its jobs' remaining work in the view is set from their real iteration counts.
 
 Everything is written as it happens to a journal (coloc.profiler.journal: one JSON line per record, fsynced):
 launches (with when the process was ready and ended its first step), stops, finishes, and every segment of a job
