@@ -37,6 +37,7 @@ import yaml
 from coloc import devices as device_table
 from coloc import plots, policies, profiler
 from coloc.profiler import hardware
+from coloc.profiler.extrapolation import extrapolation_error
 from coloc.plots import testbed as testbed_plots
 from coloc.sim.interference import GroundTruth
 from coloc.testbed import compare, devices, runner, trace
@@ -178,6 +179,8 @@ def main(argv=None) -> int:
     set_table = profiler.sets_table(records) if sets else pd.DataFrame(columns=["device", "workload", "partners",
                                                                                "norm", "feasible"])
     set_table.to_csv(out / "sets.csv", index=False)
+    if sets:  # each job of a measured set against the product of its pairs (the simulator's rule)
+        extrapolation_error(pairs, set_table).to_csv(out / "extrapolation.csv", index=False)
     cap = config["max_jobs_per_gpu"]
     truths = {"sim": GroundTruth(solo, pairs, name, name="profiled on the testbed's device (product of pairs)"),
               "sim-measured-sets": compare.MeasuredSets(solo, pairs, set_table, name)}

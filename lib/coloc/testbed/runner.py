@@ -200,7 +200,7 @@ class _Runner:
         if hasattr(policy, "reset"):
             policy.reset(view)
         period = getattr(policy, "period_s", None)
-        next_round, rounds = math.inf, 0
+        next_round = math.inf
         self.t0 = time.monotonic()
         try:
             while any(job.state != DONE for job in self.jobs.values()):
@@ -217,7 +217,6 @@ class _Runner:
                 due = now >= next_round
                 if ((ended or arrived) and view.queue) or due:
                     self._round()
-                    rounds += 1
                     next_round = now + period if period and (view.queue or view.running) else math.inf
                 self._apply()
                 self._refresh()
@@ -234,7 +233,7 @@ class _Runner:
             for proc, _ in self.procs.values():
                 proc.close()
             self.procs.clear()
-        stats = {**view.stats, "rounds": rounds, "wall_s": self._clock()}
+        stats = {**view.stats, "wall_s": self._clock()}
         result = Result(self._jobs_frame(), pd.DataFrame(self.segments), pd.DataFrame(self.launches), stats)
         self._log("end", run=self.key, jobs=result.jobs.to_dict("records"),
                   segments=result.segments.to_dict("records"), launches=result.launches.to_dict("records"),
