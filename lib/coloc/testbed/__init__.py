@@ -6,5 +6,6 @@ through the simulator's `SchedulerView`, and the simulator held against what hap
 * :mod:`coloc.testbed.process`: one job's training process (the profiler's worker, stoppable, from a count);
 * :mod:`coloc.testbed.runner`: the runner (the view, rounds, launches, stops, measured factors, the journal);
 * :mod:`coloc.testbed.compare`: the same trace replayed in the simulator on the profiled tables, and the
-  comparison (mean JCT, makespan, per-job ratios, rankings).
+  comparison (mean JCT, makespan, per-job ratios, rankings);
+* :mod:`coloc.testbed.experiment`: every step end to end, kept on disk (``scripts/testbed.py``).
 """
