@@ -288,3 +288,16 @@ def test_the_script_runs_profiles_replays_and_compares_two_policies(tmp_path):
     again = subprocess.run([sys.executable, str(ROOT / "scripts" / "testbed.py"), "--config", str(path), "--out",
                             str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0 and pd.read_csv(out / "real_jobs.csv").equals(real)  # read back, not run again
+
+
+def test_a_measured_set_of_three_replaces_the_product_of_its_pairs_and_only_it():
+    solo = pd.DataFrame({"device": "d", "workload": ["a", "b", "c"], "throughput": 1.0})
+    pairs = pd.DataFrame({"device": "d", "workload_a": ["a", "a", "a", "b", "b", "c"],
+                          "workload_b": ["a", "b", "c", "b", "c", "c"], "norm_a": [.5, .6, .7, .4, .8, .9],
+                          "norm_b": [.5, .3, .2, .4, .6, .9], "feasible": True})
+    sets = pd.DataFrame({"device": "d", "set": "a+b+c", "workload": ["a", "b", "c"], "partners": ["b+c", "a+c", "a+b"],
+                         "norm": [0.25, 0.2, 0.15], "feasible": True})
+    truth = compare.MeasuredSets(solo, pairs, sets, "d")
+    assert truth.norm("d", "a", ("c", "b")) == 0.25 and truth.norm("d", "c", ("a", "b")) == 0.15
+    assert truth.norm("d", "a", ("b", "b")) == pytest.approx(0.6 * 0.6)  # not measured: the product of pairs
+    assert truth.norm("d", "a", ("b",)) == 0.6 and truth.used_sets == {("d", "a", ("b", "c")), ("d", "c", ("a", "b"))}

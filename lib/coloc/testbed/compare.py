@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -143,6 +144,7 @@ def measure_launches(device: Device, workloads, solo_tput: dict[str, float], fol
                 new.read()
         finally:
             new.close()
+            Path(ckpt).unlink(missing_ok=True)
         progress = (old.n - n_asked) + 1
         rows.append({"workload": workload, "startup_s": old.first_step - old.launched - step,
                      "lost_s": (new.first_step - asked) - progress * step, "ready_s": old.ready - old.launched,

@@ -36,6 +36,7 @@ import hashlib
 import json
 import math
 import os
+import shutil
 import time
 from dataclasses import asdict, dataclass
 from multiprocessing.connection import wait
@@ -233,6 +234,7 @@ class _Runner:
             for proc, _ in self.procs.values():
                 proc.close()
             self.procs.clear()
+            shutil.rmtree(self.folder, ignore_errors=True)  # the stopped jobs' checkpoints (a killed run's stay)
         stats = {**view.stats, "wall_s": self._clock()}
         result = Result(self._jobs_frame(), pd.DataFrame(self.segments), pd.DataFrame(self.launches), stats)
         self._log("end", run=self.key, jobs=result.jobs.to_dict("records"),
