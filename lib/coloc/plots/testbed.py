@@ -18,6 +18,7 @@ def jct_scatter(jobs: pd.DataFrame, device: str, replay: str, source: str) -> pl
     ax.plot(line, 0.8 * line, color="grey", lw=0.8, ls="--")
     ax.plot(line, 1.25 * line, color="grey", lw=0.8, ls="--", label="0.8x, 1.25x")
     ax.set(xlim=(0, top), ylim=(0, top), xlabel="real JCT (s)", ylabel=f"simulated JCT (s), {replay}")
-    ax.set_title(f"testbed: real vs simulated JCT per job\ndevice {device}; truth: {source}", fontsize=9)
+    ax.set_title(f"testbed: real vs simulated JCT per job\ndevice {device}; world: measured (truth: {source}); "
+                 "predictions: leave one pair out", fontsize=9)
     ax.legend(fontsize=8)
     return fig

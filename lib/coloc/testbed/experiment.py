@@ -183,7 +183,8 @@ def markdown(table: pd.DataFrame, summary: dict) -> str:
     lines = [f"`python scripts/testbed.py` at commit {before['commit']} on {before['host']} ({before['cpu']}, "
              f"{before['cores']} cores), devices {summary['devices']} ({summary['device']}); load average "
              f"{before['load_average'][0]:.2f} before, {after['load_average'][0]:.2f} after; {summary['wall_s']} s; "
-             f"restart cost {summary['restart_cost_s']:.2f} s.", "",
+             f"restart cost {summary['restart_cost_s']:.2f} s. World of the replays: measured (the profiled tables of "
+             f"the device); predictions: {summary['prediction_source']}.", "",
              "| replay | policy | jobs | mean JCT real (s) | sim (s) | error | makespan real (s) | sim (s) | error | "
              "ratio median | p10 | p90 | rank real | rank sim |", "|" + "---|" * 14]
     for r in table.itertuples(index=False):
