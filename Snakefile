@@ -22,6 +22,7 @@ include: "workflow/rules/probe.smk"
 include: "workflow/rules/scheduling_delay.smk"
 include: "workflow/rules/claims.smk"
 include: "workflow/rules/readme.smk"
+include: "workflow/rules/testbed.smk"
 
 
 rule all:

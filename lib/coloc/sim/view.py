@@ -75,6 +75,10 @@ class Profile:
         """Whether `workload` runs on `device` (it has a profiled solo throughput there)."""
         return (device, workload) in self._tput
 
+    def solo_throughput(self, device: str, workload: str) -> float:
+        """Profiled solo iterations/s of `workload` on `device` (what the testbed runner converts counts with)."""
+        return self._tput[(device, workload)]
+
     def speed(self, device: str, workload: str) -> float:
         """Solo speed on `device` relative to the reference device (1.0 there)."""
         speed = self._speeds.get((device, workload))
