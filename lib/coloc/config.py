@@ -83,6 +83,22 @@ class ConfigError(ValueError):
     """The workflow config has mistakes; the message lists every one by key path."""
 
 
+MAX_VALUES = 100_000  # values in a config, written out; the shipped ones have under 600
+
+
+def check_size(config, limit: int = MAX_VALUES) -> None:
+    """Refuse a config of more than ``limit`` values counted as written out (each use of a YAML alias counts its
+    values again), before anything walks it: 1.4 KB of aliases expands to 1e9 values."""
+    stack, count = [config], 0
+    while stack:
+        value = stack.pop()
+        count += 1
+        if count > limit:
+            raise ConfigError(f"config: more than {limit} values once YAML aliases are expanded (the shipped configs "
+                              f"have under 600); nothing was run. Write the values out, without anchors or aliases")
+        stack.extend(value.values() if isinstance(value, dict) else value if isinstance(value, list) else ())
+
+
 def check(config: dict, schema: dict) -> None:
     """Refuse a config with mistakes, listing every one by key path in one :class:`ConfigError`.
 
