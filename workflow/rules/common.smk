@@ -50,6 +50,8 @@ ENVS = REPO / "workflow" / "envs"
 # third-party packages only); jobs on cluster nodes inherit the variable.
 if os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] != str(REPO / "lib"):
     os.environ.update(PYTHONPATH=os.pathsep.join(filter(None, [str(REPO / "lib"), os.environ.get("PYTHONPATH")])))
+# Each job stops when this Snakemake is gone (killed with SIGKILL, it cannot stop them): coloc.writer.watch_launcher.
+os.environ["COLOC_LAUNCHER_PID"] = str(os.getpid())
 # Every rule file appends the final figures and tables it makes; rule all asks for them.
 ALL_OUTPUTS = []
 
