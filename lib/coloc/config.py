@@ -185,7 +185,9 @@ def cross_problems(config: dict) -> list[str]:
       nothing else; an ``@protocol`` goes only on a policy that reads predictions; its cluster parses and has
       only its dataset's device types (Gavel's K80/P100/V100; Lucid's RTX 3090 for ``dataset: lucid``); its
       swept key suits its trace (load: philly, poisson; interval_s: testbed; gpus: a cluster of one device
-      type); its headline is one of the sweep's points.
+      type); its headline is one of the sweep's points; its simulate job fits a 24 GB machine (coloc.sim.footprint).
+    * ``trace.window`` and a Philly scenario's ``start_s`` / ``end_s``: the start before the end; a cluster (of a
+      scenario, of ``scheduling_delay``) of at most :data:`MAX_GPUS` GPUs in all.
     * ``simulation.predictor_norm`` is a registered pair predictor, ``simulation.predictor_util`` a
       utilization predictor, ``simulation.protocol`` (and each ``@protocol``) one of ``predictors.protocols``.
       Each predictor a simulated policy reads (the scenario's own ``predictor_norm`` / ``predictor_util`` where
@@ -204,6 +206,7 @@ def cross_problems(config: dict) -> list[str]:
     """
     sim, pred = config.get("simulation"), config.get("predictors")
     problems = _model_problems(pred) if pred else []
+    problems += _window_problems("trace.window", (config.get("trace") or {}).get("window"))
     problems += _profiling_problems(config.get("profiling"))
     if sim:
         problems += [f"simulation.scenarios[{i}]: no spec for scenario {name!r} in simulation.scenario_specs "
@@ -237,6 +240,20 @@ def lucid_families() -> list[str]:
     return sorted({family for family, _ in LUCID_JOB_TYPES.values()} - {"bert", "resnet50", "transformer"})
 
 
+MAX_GPUS = 1_000_000  # GPUs in a cluster, as the schema bounds a swept size (10x the measured scale)
+
+
+def _window_problems(where: str, window, names=("start", "end")) -> list[str]:
+    """A [start, end) window of submit times: empty unless start < end (each may be None: open)."""
+    if not isinstance(window, (list, tuple)) or len(window) != 2 or None in window:
+        return []
+    start, end = window
+    if isinstance(start, (int, float)) and isinstance(end, (int, float)) and not start < end:
+        return [f"{where}: {names[0]} {start!r} is not before {names[1]} {end!r}; expected {names[0]} < {names[1]} "
+                f"(submit times in [{names[0]}, {names[1]}) are kept: none would be)"]
+    return []
+
+
 def _families_problems(where: str, families, dataset: str = "gavel") -> list[str]:
     known, name = (lucid_families(), "Lucid's") if dataset == "lucid" else (gavel_families(), "Gavel's")
     unknown = [f for f in families or [] if f not in known]
@@ -252,6 +269,9 @@ def _clusters_problems(where: str, text: str, dataset: str = "gavel") -> tuple[l
         devices = list(ClusterSpec.parse(text).devices)
     except ValueError as err:
         return [f"{where}: {err}"], []
+    gpus = sum(count for _, count in devices)
+    if gpus > MAX_GPUS:
+        return [f"{where}: {text!r} has {gpus} GPUs; expected at most {MAX_GPUS} in all (each GPU is simulated)"], []
     known = list(DATASETS[dataset]["devices"])
     unknown = [d for d, _ in devices if d not in known]
     if unknown:
@@ -320,6 +340,7 @@ def _profiling_problems(prof) -> list[str]:
 
 
 def _scenario_problems(where: str, spec: dict) -> list[str]:
+    from coloc.sim import footprint
     from coloc.sim.scenarios import SOURCE_SWEEPS
 
     problems = [line for i, entry in enumerate(spec["policies"]) for line in _policy_problems(f"{where}.policies[{i}]", entry)]
@@ -331,6 +352,8 @@ def _scenario_problems(where: str, spec: dict) -> list[str]:
     source = spec["trace"]["source"]
     trace = spec["trace"]
     problems += _families_problems(f"{where}.trace.families", trace.get("families"), dataset)
+    if source == "philly":
+        problems += _window_problems(f"{where}.trace", [trace.get("start_s"), trace.get("end_s")], ("start_s", "end_s"))
     if source == "philly" and trace.get("families") and trace.get("assign", "table") == "table":
         problems.append(f"{where}.trace.families: needs trace.assign 'uniform' or 'gpu_time' (assign 'table' keeps "
                         f"the trace's own job types)")
@@ -345,6 +368,8 @@ def _scenario_problems(where: str, spec: dict) -> list[str]:
         problems.append(f"{where}.sweep: sweeping gpus needs a cluster of one device type, not {spec['cluster']!r}")
     if float(spec["headline"]) not in {float(v) for v in values}:
         problems.append(f"{where}.headline: {spec['headline']!r} is not one of the sweep's {key} points {values}")
+    if sized and not found:
+        problems += footprint.problems(where, spec)
     return problems
 
 
