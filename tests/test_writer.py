@@ -82,3 +82,30 @@ def test_outside_a_workflow_nothing_is_watched_and_a_dead_launcher_stops_the_job
                          capture_output=True, text=True, timeout=60)
     assert job.returncode == 1 and "ran on" not in job.stdout
     assert f"the Snakemake process {dead.pid} that started this job is gone" in job.stderr
+
+
+@pytest.mark.slow
+def test_a_workflow_job_ends_when_its_snakemake_is_killed_and_writes_nothing(tmp_path, mirror):
+    """The reported fault, with the real workflow: Snakemake killed (SIGKILL) while a notebook rule runs."""
+    import psutil
+
+    from workflow_run import CI_CONFIG, REPO
+
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "COLOC_DATA_MIRROR": str(mirror)}
+    snakemake = subprocess.Popen([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--cores", "1",
+                                  "data/processed/solo.parquet", "--configfile", str(CI_CONFIG)],
+                                 cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline, job = time.monotonic() + 240, []
+        while not job:  # the data_tables job: papermill and its kernel under Snakemake
+            assert snakemake.poll() is None and time.monotonic() < deadline, snakemake.stderr.read()
+            job = [p for p in psutil.Process(snakemake.pid).children(recursive=True) if "ipykernel" in " ".join(p.cmdline())]
+            time.sleep(0.2)
+        job = psutil.Process(snakemake.pid).children(recursive=True)
+    finally:
+        snakemake.send_signal(signal.SIGKILL)
+        snakemake.wait()
+    alive = psutil.wait_procs(job, timeout=60)[1]
+    assert not alive, f"outlived Snakemake: {[' '.join(p.cmdline())[:80] for p in alive]}"
+    assert not (tmp_path / "data" / "processed" / "solo.parquet").exists()

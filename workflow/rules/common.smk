@@ -18,6 +18,7 @@ from coloc import modules
 from coloc.config import check, check_size, typed_by_schema
 from coloc.config_files import UnsafeConfigFile, check_config_file
 from coloc.sources import check_fetched, sources_from_config
+from coloc.writer import LAUNCHER_VARIABLE
 
 min_version("9.0")
 
@@ -51,7 +52,7 @@ ENVS = REPO / "workflow" / "envs"
 if os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] != str(REPO / "lib"):
     os.environ.update(PYTHONPATH=os.pathsep.join(filter(None, [str(REPO / "lib"), os.environ.get("PYTHONPATH")])))
 # Each job stops when this Snakemake is gone (killed with SIGKILL, it cannot stop them): coloc.writer.watch_launcher.
-os.environ["COLOC_LAUNCHER_PID"] = str(os.getpid())
+os.environ.update({LAUNCHER_VARIABLE: str(os.getpid())})
 # Every rule file appends the final figures and tables it makes; rule all asks for them.
 ALL_OUTPUTS = []
 
