@@ -128,6 +128,10 @@ def test_an_alias_bomb_is_refused_at_once_with_or_without_the_profile(tmp_path):
     result, seconds = snakemake(tmp_path, "--workflow-profile", "none", "--configfile", str(path))
     assert result.returncode == 1 and seconds < 60
     assert f"{path}, line 1: YAML anchor &a refused" in result.stdout + result.stderr
-    result, seconds = snakemake(tmp_path, "--config", "trace={" + alias_bomb(7).strip().replace("\n", ", ") + "}")
+    value = "trace={" + alias_bomb(7).strip().replace("\n", ", ") + "}"
+    result, seconds = snakemake(tmp_path, "--config", value)
     assert result.returncode == 1 and seconds < 60
     assert "--config trace=...: YAML anchors and aliases refused" in result.stderr
+    result, seconds = snakemake(tmp_path, "--workflow-profile", "none", "--config", value)  # 1e7 values
+    assert result.returncode == 1 and seconds < 60
+    assert "config: more than 100000 values once YAML aliases are expanded" in result.stdout + result.stderr
