@@ -185,9 +185,7 @@ def cross_problems(config: dict) -> list[str]:
       nothing else; an ``@protocol`` goes only on a policy that reads predictions; its cluster parses and has
       only its dataset's device types (Gavel's K80/P100/V100; Lucid's RTX 3090 for ``dataset: lucid``); its
       swept key suits its trace (load: philly, poisson; interval_s: testbed; gpus: a cluster of one device
-      type); its headline is one of the sweep's points; its simulate job fits a 24 GB machine (coloc.sim.footprint).
-    * ``trace.window`` and a Philly scenario's ``start_s`` / ``end_s``: the start before the end; a cluster (of a
-      scenario, of ``scheduling_delay``) of at most :data:`MAX_GPUS` GPUs in all.
+      type); its headline is one of the sweep's points.
     * ``simulation.predictor_norm`` is a registered pair predictor, ``simulation.predictor_util`` a
       utilization predictor, ``simulation.protocol`` (and each ``@protocol``) one of ``predictors.protocols``.
       Each predictor a simulated policy reads (the scenario's own ``predictor_norm`` / ``predictor_util`` where
@@ -203,6 +201,9 @@ def cross_problems(config: dict) -> list[str]:
       cluster (the smallest swept size when sweeping gpus); ``probing.scenario`` a spec, its
       ``new_families`` Gavel's, its ``predictor`` a pair predictor of ``predictors.models``;
       ``scheduling_delay``'s clusters (parse, Gavel's devices), ``gpu_mix`` and ``families`` likewise.
+    * What would fail late or exhaust memory: ``trace.window`` and a Philly scenario's ``start_s`` / ``end_s`` with
+      the start before the end; a cluster (a scenario's, ``scheduling_delay``'s) of at most :data:`MAX_GPUS` GPUs in
+      all; a scenario whose simulate job fits a 24 GB machine (:mod:`coloc.sim.footprint`).
     """
     sim, pred = config.get("simulation"), config.get("predictors")
     problems = _model_problems(pred) if pred else []
