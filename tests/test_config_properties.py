@@ -121,7 +121,7 @@ BOUNDED = {  # key path: (lowest accepted, highest accepted), as config/config.s
     (*SPECS, "poisson", "trace", "median_duration_s"): (1, 1e6),
     (*SPECS, "poisson", "trace", "duration_sigma"): (0, 4),
     (*SPECS, "poisson", "trace", "load"): (0.01, 1000),
-    (*SPECS, "poisson", "trace", "n_jobs"): (1, 10_000_000),
+    (*SPECS, "poisson", "trace", "n_jobs"): (1, 5_000_000),
     (*SPECS, "poisson", "sweep", "load", 0): (0.01, 1000),
     (*SPECS, "poisson", "seeds", 0): (0, 2 ** 32 - 1),
     (*SPECS, "isacpp-testbed", "trace", "median_duration_s"): (1, 1e6),
@@ -130,6 +130,7 @@ BOUNDED = {  # key path: (lowest accepted, highest accepted), as config/config.s
     ("scheduling_delay", "median_duration_s"): (1, 1e6),
     ("scheduling_delay", "duration_sigma"): (0, 4),
     ("scheduling_delay", "seeds", 0): (0, 2 ** 32 - 1),
+    ("scheduling_delay", "queued_jobs", 0): (1, 100_000),
 }
 
 
@@ -137,7 +138,7 @@ BOUNDED = {  # key path: (lowest accepted, highest accepted), as config/config.s
 def out_of_range(draw):
     path = draw(st.sampled_from(sorted(BOUNDED, key=str)))
     low, high = BOUNDED[path]
-    integer = path[-1] == "n_jobs" or path[-2] == "seeds"
+    integer = path[-1] == "n_jobs" or path[-2] in ("seeds", "queued_jobs")
     if integer:
         value = draw(st.integers(high + 1, 2 ** 80) | st.integers(-2 ** 80, low - 1))
     else:
@@ -165,3 +166,70 @@ def test_the_bounds_themselves_are_accepted(path):
         if path[-2:] == ("load", 0):
             config = replaced(config, (*SPECS, "poisson", "headline"), value)
         cfg.check(config, SCHEMA)
+
+
+# Predictor options that size a model or its training (each model's `limits`, LightGBM's LIGHTGBM_LIMITS): a model
+# path in predictors.models, the option, (least, most) accepted, where the option goes.
+OPTION_LIMITS = [
+    ("egat", "hidden", 1, 2048), ("egat", "heads", 1, 8), ("egat", "layers", 1, 8), ("egat", "batch_size", 1, 512),
+    ("egat", "max_epochs", 1, 10_000), ("egat", "patience", 1, 10_000), ("egat-profiled", "hidden", 1, 2048),
+    ("completion", "iterations", 1, 10_000), ("blend", "grid", 1, 100), ("blend", "inner_k", 2, 20),
+    ("lgbm", "params.n_estimators", 1, 100_000), ("lgbm", "params.num_iterations", 1, 100_000),
+    ("lgbm-enc", "params.num_leaves", 2, 131_072), ("horus", "map_params.n_estimators", 1, 100_000),
+]
+
+
+def with_option(model: str, option: str, value) -> dict:
+    config = copy.deepcopy(DEFAULT)
+    options = config["predictors"]["models"][model]
+    *nest, key = option.split(".")
+    for part in nest:
+        options = options.setdefault(part, {})
+    options[key] = value
+    return config
+
+
+@SETTINGS
+@given(st.sampled_from(OPTION_LIMITS), st.data())
+def test_a_predictor_option_out_of_its_range_is_refused_by_model_and_option(limit, data):
+    """hidden 1e8 asked for 8e16 bytes hours into a run, n_estimators 1e9 would train for days: refused first."""
+    model, option, low, high = limit
+    value = data.draw(st.integers(high + 1, 2 ** 70) | st.integers(-2 ** 70, low - 1)
+                      | st.floats(allow_nan=False, allow_infinity=False))  # a float is no integer
+    with pytest.raises(cfg.ConfigError) as err:
+        cfg.check(with_option(model, option, value), SCHEMA)
+    key = option.rpartition(".")[2]
+    assert f"\n  predictors.models.{model}: pair predictor {model!r}: " in str(err.value)
+    assert f"option {key} {value!r}; expected an integer from {low} to {high}" in str(err.value)
+
+
+@pytest.mark.parametrize("limit", OPTION_LIMITS, ids=lambda limit: f"{limit[0]}.{limit[1]}")
+def test_a_predictor_options_bounds_are_accepted(limit):
+    model, option, low, high = limit
+    for value in (low, high):
+        cfg.check(with_option(model, option, value), SCHEMA)
+
+
+@SETTINGS
+@given(st.integers(0, 10 ** 7), st.integers(0, 10 ** 7))
+def test_a_trace_window_that_keeps_nothing_is_refused(start, length):
+    """[100, 5] passed the check and failed in data_tables."""
+    config = replaced(DEFAULT, ("trace", "window"), [start + length, start])
+    with pytest.raises(cfg.ConfigError, match=rf"\n  trace.window: start {start + length} is not before end {start}"):
+        cfg.check(config, SCHEMA)
+    length = min(length, 1728000)  # the scenario starts at 1728000 s
+    config = replaced(DEFAULT, (*SPECS, "philly-contended", "trace", "end_s"), 1728000 - length)
+    with pytest.raises(cfg.ConfigError, match=r"\n  simulation.scenario_specs.philly-contended.trace: start_s 1728000 "
+                                              rf"is not before end_s {1728000 - length}"):
+        cfg.check(config, SCHEMA)
+
+
+@SETTINGS
+@given(st.integers(1_000_001, 10 ** 15), st.sampled_from(["poisson", "philly-contended", "delay"]))
+def test_a_cluster_of_more_gpus_than_the_simulator_is_bounded_for_is_refused(gpus, where):
+    """v100:1000000000000 passed the check and ended in a MemoryError with an empty message."""
+    path = ("scheduling_delay", "clusters", 1) if where == "delay" else (*SPECS, where, "cluster")
+    with pytest.raises(cfg.ConfigError) as err:
+        cfg.check(replaced(DEFAULT, path, f"v100:{gpus}"), SCHEMA)
+    assert (f"\n  {cfg.key_path(path)}: 'v100:{gpus}' has {gpus} GPUs; expected at most 1000000 in all"
+            in str(err.value))

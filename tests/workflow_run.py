@@ -80,7 +80,7 @@ def copy_workflow_and_run(run: Path, repo: Path, workdir: Path) -> None:
     repo.mkdir(parents=True)
     for name in ("Snakefile", "environment.yml"):
         shutil.copy2(REPO / name, repo / name)
-    for part in ("workflow", "config", "notebooks", "lib"):
+    for part in ("workflow", "profiles", "config", "notebooks", "lib"):
         shutil.copytree(REPO / part, repo / part)
     for part in ("data", "results", "figures", "logs"):
         shutil.copytree(run / part, workdir / part)

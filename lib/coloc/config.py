@@ -83,6 +83,22 @@ class ConfigError(ValueError):
     """The workflow config has mistakes; the message lists every one by key path."""
 
 
+MAX_VALUES = 100_000  # values in a config, written out; the shipped ones have under 600
+
+
+def check_size(config, limit: int = MAX_VALUES) -> None:
+    """Refuse a config of more than ``limit`` values counted as written out (each use of a YAML alias counts its
+    values again), before anything walks it: 1.4 KB of aliases expands to 1e9 values."""
+    stack, count = [config], 0
+    while stack:
+        value = stack.pop()
+        count += 1
+        if count > limit:
+            raise ConfigError(f"config: more than {limit} values once YAML aliases are expanded (the shipped configs "
+                              f"have under 600); nothing was run. Write the values out, without anchors or aliases")
+        stack.extend(value.values() if isinstance(value, dict) else value if isinstance(value, list) else ())
+
+
 def check(config: dict, schema: dict) -> None:
     """Refuse a config with mistakes, listing every one by key path in one :class:`ConfigError`.
 
@@ -186,9 +202,13 @@ def cross_problems(config: dict) -> list[str]:
       cluster (the smallest swept size when sweeping gpus); ``probing.scenario`` a spec, its
       ``new_families`` Gavel's, its ``predictor`` a pair predictor of ``predictors.models``;
       ``scheduling_delay``'s clusters (parse, Gavel's devices), ``gpu_mix`` and ``families`` likewise.
+    * What would fail late or exhaust memory: ``trace.window`` and a Philly scenario's ``start_s`` / ``end_s`` with
+      the start before the end; a cluster (a scenario's, ``scheduling_delay``'s) of at most :data:`MAX_GPUS` GPUs in
+      all; a scenario whose simulate job fits a 24 GB machine (:mod:`coloc.sim.footprint`).
     """
     sim, pred = config.get("simulation"), config.get("predictors")
     problems = _model_problems(pred) if pred else []
+    problems += _window_problems("trace.window", (config.get("trace") or {}).get("window"))
     problems += _profiling_problems(config.get("profiling"))
     if sim:
         problems += [f"simulation.scenarios[{i}]: no spec for scenario {name!r} in simulation.scenario_specs "
@@ -307,6 +327,20 @@ def lucid_families() -> list[str]:
     return sorted({family for family, _ in LUCID_JOB_TYPES.values()} - {"bert", "resnet50", "transformer"})
 
 
+MAX_GPUS = 1_000_000  # GPUs in a cluster, as the schema bounds a swept size (10x the measured scale)
+
+
+def _window_problems(where: str, window, names=("start", "end")) -> list[str]:
+    """A [start, end) window of submit times: empty unless start < end (each may be None: open)."""
+    if not isinstance(window, (list, tuple)) or len(window) != 2 or None in window:
+        return []
+    start, end = window
+    if isinstance(start, (int, float)) and isinstance(end, (int, float)) and not start < end:
+        return [f"{where}: {names[0]} {start!r} is not before {names[1]} {end!r}; expected {names[0]} < {names[1]} "
+                f"(submit times in [{names[0]}, {names[1]}) are kept: none would be)"]
+    return []
+
+
 def _families_problems(where: str, families, dataset: str = "gavel") -> list[str]:
     known, name = (lucid_families(), "Lucid's") if dataset == "lucid" else (gavel_families(), "Gavel's")
     unknown = [f for f in families or [] if f not in known]
@@ -322,6 +356,9 @@ def _clusters_problems(where: str, text: str, dataset: str = "gavel") -> tuple[l
         devices = list(ClusterSpec.parse(text).devices)
     except ValueError as err:
         return [f"{where}: {err}"], []
+    gpus = sum(count for _, count in devices)
+    if gpus > MAX_GPUS:
+        return [f"{where}: {text!r} has {gpus} GPUs; expected at most {MAX_GPUS} in all (each GPU is simulated)"], []
     known = list(DATASETS[dataset]["devices"])
     unknown = [d for d, _ in devices if d not in known]
     if unknown:
@@ -401,6 +438,7 @@ def _world_problems(where: str, world) -> list[str]:
 
 
 def _scenario_problems(where: str, spec: dict) -> list[str]:
+    from coloc.sim import footprint
     from coloc.sim.scenarios import SOURCE_SWEEPS
 
     problems = [line for i, entry in enumerate(spec["policies"]) for line in _policy_problems(f"{where}.policies[{i}]", entry)]
@@ -412,6 +450,8 @@ def _scenario_problems(where: str, spec: dict) -> list[str]:
     source = spec["trace"]["source"]
     trace = spec["trace"]
     problems += _families_problems(f"{where}.trace.families", trace.get("families"), dataset)
+    if source == "philly":
+        problems += _window_problems(f"{where}.trace", [trace.get("start_s"), trace.get("end_s")], ("start_s", "end_s"))
     if source == "philly" and trace.get("families") and trace.get("assign", "table") == "table":
         problems.append(f"{where}.trace.families: needs trace.assign 'uniform' or 'gpu_time' (assign 'table' keeps "
                         f"the trace's own job types)")
@@ -426,6 +466,8 @@ def _scenario_problems(where: str, spec: dict) -> list[str]:
         problems.append(f"{where}.sweep: sweeping gpus needs a cluster of one device type, not {spec['cluster']!r}")
     if float(spec["headline"]) not in {float(v) for v in values}:
         problems.append(f"{where}.headline: {spec['headline']!r} is not one of the sweep's {key} points {values}")
+    if sized and not found:
+        problems += footprint.problems(where, spec)
     return problems
 
 

@@ -20,7 +20,12 @@ class ParameterError(TypeError):
 
 
 def check(namespace: dict) -> None:
-    """Check every annotated name of ``namespace`` (a notebook's globals()) against its annotation."""
+    """Check every annotated name of ``namespace`` (a notebook's globals()) against its annotation. Every notebook
+    calls it first, so it also ties a workflow job to the Snakemake that started it (the job stops when that
+    Snakemake is gone: :func:`coloc.writer.watch_launcher`)."""
+    from coloc.writer import watch_launcher
+
+    watch_launcher()
     problems = [f"{name} = {namespace[name]!r} is not {_name(kind)}"
                 for name, kind in namespace.get("__annotations__", {}).items()
                 if name in namespace and not matches(namespace[name], kind)]

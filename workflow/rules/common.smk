@@ -15,13 +15,27 @@ sys.path.insert(0, str(Path(workflow.basedir) / "lib"))
 for _name in [m for m in sys.modules if m == "coloc" or m.startswith("coloc.")]:
     del sys.modules[_name]  # imported from elsewhere before this file ran
 from coloc import modules
-from coloc.config import check, typed_by_schema
+from coloc.config import check, check_size, typed_by_schema
+from coloc.config_files import UnsafeConfigFile, check_config_file
 from coloc.sources import check_fetched, sources_from_config
+from coloc.writer import LAUNCHER_VARIABLE
 
 min_version("9.0")
 
 REPO = Path(workflow.basedir)
 SCHEMA = REPO / "config" / "config.schema.yaml"
+# Config files are plain data. The workflow profile (profiles/default) refuses a template (YTE), anchors and aliases
+# before Snakemake reads a file; here the same check catches a run that bypassed it, after the fact (Snakemake has
+# evaluated the files by now). A config of more values than any real one (aliases of `--config`, expanded) is
+# refused before anything walks it.
+try:
+    for _path in workflow.configfiles:
+        check_config_file(_path)
+except UnsafeConfigFile as err:
+    raise UnsafeConfigFile(f"{err}. Snakemake read this file before the workflow could check it (the workflow "
+                           f"profile profiles/default, which refuses it beforehand, was not applied), so any code "
+                           f"it held has run") from None
+check_size(config)
 # `--config` hands nested values over as text; type them by the schema, then validate. coloc.config.check
 # names every mistake in one error (schema, unknown keys, policy and predictor names, cross-references).
 config.update(typed_by_schema(config, yaml.safe_load(SCHEMA.read_text())))
@@ -37,6 +51,8 @@ ENVS = REPO / "workflow" / "envs"
 # third-party packages only); jobs on cluster nodes inherit the variable.
 if os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] != str(REPO / "lib"):
     os.environ.update(PYTHONPATH=os.pathsep.join(filter(None, [str(REPO / "lib"), os.environ.get("PYTHONPATH")])))
+# Each job stops when this Snakemake is gone (killed with SIGKILL, it cannot stop them): coloc.writer.watch_launcher.
+os.environ.update({LAUNCHER_VARIABLE: str(os.getpid())})
 # Every rule file appends the final figures and tables it makes; rule all asks for them.
 ALL_OUTPUTS = []
 

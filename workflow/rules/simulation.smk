@@ -25,7 +25,7 @@ rule simulate:
         settings=SIM_SETTINGS,
         work_dir=f"{SIM_DIR}/runs",  # finished runs, kept while the rule runs (resume); removed when it succeeds
     resources:
-        mem_mb=2000,
+        mem_mb=sim_memory_mb,
         runtime=60,
         cpus_per_task=1,
     log:

@@ -1,5 +1,5 @@
 # Helpers of the simulation stage (workflow/rules/simulation.smk): scenarios from config, per-run parameters.
-from coloc.sim import experiment, scenarios
+from coloc.sim import experiment, footprint, scenarios
 
 SIM = config["simulation"]
 SIM_DIR = "results/sim/{scenario}/{policy}"
@@ -53,6 +53,11 @@ def sim_trace_input(wildcards):
 def sim_trace_path(wildcards):
     """The trace table parameter as YAML: an empty path on the command line would vanish (papermill -p needs a value)."""
     return as_yaml({"trace_path": sim_trace_input(wildcards).get("trace", "")})
+
+
+def sim_memory_mb(wildcards):
+    """The simulate job's memory: its scenario's every run in one process (coloc.sim.footprint)."""
+    return footprint.simulate_mb(SIM["scenario_specs"][wildcards.scenario])
 
 
 def sim_scenario_spec(wildcards):

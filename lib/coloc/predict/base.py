@@ -93,6 +93,15 @@ def _require(frame: pd.DataFrame, columns, name: str) -> None:
 # ---------------------------------------------------------------------------- models
 
 
+def check_limit(what: str, value, least, most, why: str = "") -> None:
+    """Refuse ``value`` outside [least, most], or not an integer where both bounds are: ValueError naming ``what``."""
+    integer = isinstance(least, int) and isinstance(most, int)
+    kind = (int,) if integer else (int, float)
+    if not isinstance(value, kind) or isinstance(value, bool) or not least <= value <= most:
+        raise ValueError(f"{what} {value!r}; expected {'an integer' if integer else 'a number'} from {least} to "
+                         f"{most}" + (f" ({why})" if why else ""))
+
+
 class Model(BaseEstimator, ABC):
     """What every registered model shares: a registry ``name`` and ``kind``, scikit-learn's conventions.
 
@@ -105,6 +114,10 @@ class Model(BaseEstimator, ABC):
     kind: str = ""
     defaults: dict = {}
     options_hint: str = ""  # said with an unknown option (e.g. where nested options go)
+    # option -> (least, most) accepted, checked before anything runs (an integer option where both are integers);
+    # sizes and counts beyond them ran out of memory or would run for days on a 24 GB machine (limits_why says how)
+    limits: dict = {}
+    limits_why: str = ""
 
     def __init__(self, seed: int = 0):
         self.seed = seed  # every source of randomness derives its own generator from it

@@ -19,7 +19,8 @@ from sklearn.linear_model import Ridge
 from sklearn.preprocessing import StandardScaler
 
 from coloc.predict import encodings
-from coloc.predict.base import InsufficientData, Predictor, Tables, UtilizationPredictor, pair_labels, result
+from coloc.predict.base import (InsufficientData, Predictor, Tables, UtilizationPredictor, check_limit, pair_labels,
+                                result)
 from coloc.predict.inputs import (RATE_COLUMNS, SOLO_COLUMNS, contrast_features, graph_columns, job_frame,
                                   pair_features, util_labels)
 from coloc.predict.registry import register
@@ -134,6 +135,15 @@ def lightgbm_options() -> frozenset[str]:
     return frozenset(lgb.LGBMRegressor().get_params()) | core
 
 
+# LightGBM's options that size the model (with their aliases) -> (least, most) accepted: 1e9 trees would train for days
+LIGHTGBM_LIMITS = {
+    ("n_estimators", "num_iterations", "num_iteration", "n_iter", "num_tree", "num_trees", "num_round", "num_rounds",
+     "nrounds", "num_boost_round", "max_iter"): (1, 100_000),
+    ("num_leaves", "num_leaf", "max_leaves", "max_leaf", "max_leaf_nodes"): (2, 131_072),
+    ("max_bin", "max_bins"): (2, 65_535),
+}
+
+
 def check_lightgbm(options, what: str) -> None:
     """Refuse LightGBM options that LightGBM does not know (it would warn, muted by verbose=-1, and train
     with its defaults): ValueError naming ``what``, the option and a close match."""
@@ -148,6 +158,11 @@ def check_lightgbm(options, what: str) -> None:
             raise ValueError(f"{what}: unknown LightGBM option {key!r}{hint}; accepted: the parameters of "
                              f"lightgbm.LGBMRegressor ({sorted(lgb.LGBMRegressor().get_params())}) and "
                              f"LightGBM's core parameters and their aliases")
+        for names, (least, most) in LIGHTGBM_LIMITS.items():
+            if key in names:
+                check_limit(f"{what}: LightGBM option {key}", options[key], least, most,
+                            "coloc's models train 400 trees of 15 leaves on a few thousand pairs; LightGBM allows at "
+                            "most 131072 leaves")
 
 
 @register

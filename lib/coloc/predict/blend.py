@@ -37,6 +37,8 @@ class Blend(Predictor):
 
     name = "blend"
     has_spread = True
+    limits = {"inner_k": (2, 20), "grid": (1, 100)}
+    limits_why = "the weight grid has grid + 1 vectors for two members, 5151 for three at grid 100, each scored per pair"
 
     def __init__(self, seed: int = 0, members: dict | None = None, inner_k: int = 3, grid: int = 4):
         super().__init__(seed)

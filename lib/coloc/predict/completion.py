@@ -64,6 +64,8 @@ class MatrixCompletion(Predictor):
 
     name = "completion"
     has_spread = True
+    limits = {"rank": (0, 1_000), "iterations": (1, 10_000)}
+    limits_why = "the default fits rank 2 in 30 iterations; a rank above the job types' count changes nothing"
 
     def __init__(self, seed: int = 0, rank: int = 2, penalty: float = 1.0, bias_penalty: float = 0.3,
                  iterations: int = 30, across_devices: bool = True):

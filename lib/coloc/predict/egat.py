@@ -339,6 +339,10 @@ class GraphPairModel(Predictor):
         self.drop = drop  # node feature groups left out (FEATURE_GROUPS)
 
     profiled = False  # True: may read the measured pairs at inference (ISACPP's setting, egat-profiled)
+    limits = {"hidden": (1, 2048), "heads": (1, 8), "layers": (1, 8), "batch_size": (1, 512),
+              "max_epochs": (1, 10_000), "patience": (1, 10_000)}
+    limits_why = ("the largest network within them has 0.74e9 parameters: 11 GiB with gradients and Adam's state, "
+                  "within a 24 GB machine (hidden 1e8 asked for 8e16 bytes); epochs: the default run trains 40")
 
     def check_params(self) -> None:
         if self.edge not in EDGE_CHOICES:

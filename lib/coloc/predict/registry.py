@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 
-from coloc.predict.base import Model
+from coloc.predict.base import Model, check_limit
 
 KINDS = ("pair", "util")
 REGISTRY: dict[str, dict[str, type[Model]]] = {kind: {} for kind in KINDS}
@@ -100,6 +100,8 @@ def check_params(cls: type[Model], params: dict, what: str, extra=(), fixed=()) 
             note = f" ({cls.options_hint})" if cls.options_hint else ""
             raise ValueError(f"{what}: unknown option {key!r}{hint}; {cls.__name__} accepts "
                              f"{accepted + list(extra)}{note}")
+    for key in sorted(set(params) & set(cls.limits)):
+        check_limit(f"{what}: option {key}", params[key], *cls.limits[key], cls.limits_why)
     model = cls(**params)
     try:
         model.check_params()
