@@ -209,6 +209,7 @@ def run(config: RunConfig, trace_spec: dict, solo: pd.DataFrame, pairs: pd.DataF
                          f"{config.reference_device!r}")
     elif truth.world != config.world:
         raise ValueError(f"run: truth's world {truth.world!r} is not the run's {config.world!r}")
+    truth.require_devices([device for device, _ in spec.devices], f"cluster {config.cluster!r}")
     workloads = cluster_workloads(truth, spec, config.reference_device)
     if not workloads:
         raise ValueError(f"cluster {config.cluster!r}: no job type has a solo throughput on each of its devices "
