@@ -279,8 +279,9 @@ def headline(summary: pd.DataFrame, scenario: str, point: float) -> pd.DataFrame
 
 
 def policy_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """Mean over seeds of the main metrics per scenario, sweep point and policy."""
-    keys = ["scenario", "sweep", "point", "cluster", "policy", "kind", "predictor_norm", "predictor_util"]
+    """Mean over seeds of the main metrics per scenario, sweep point, interference world and policy."""
+    keys = ["scenario", "sweep", "point", "cluster", *(["world"] if "world" in summary.columns else []), "policy", "kind",
+            "predictor_norm", "predictor_util"]
     table = summary.groupby(keys, as_index=False, sort=False)[SHOWN].mean()
     table.insert(len(keys), "seeds", summary.groupby(keys, sort=False)["seed"].nunique().to_numpy())
     return table
