@@ -69,6 +69,20 @@ def test_a_policy_naming_its_protocol_reads_that_protocols_predictions(default_d
 
 
 @pytest.mark.slow
+def test_the_profiled_pairs_setting_reads_the_pairs_table_and_no_predictions_and_the_world_is_passed(default_dry_run):
+    result = default_dry_run
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    target = "results/sim/isacpp-testbed/isacpp@profiled-pairs/summary.parquet"
+    [job] = [job for job in planned(result.stdout) if target in job["output"]]
+    assert "data/processed/pairs.parquet" in job["input"]
+    assert not [path for path in job["input"] if "/predictions/" in path or "/utilization/" in path]
+    assert '"predictions_path": ""' in job["shell"] and '"world": "measured"' in job["shell"]
+    [egat] = [job for job in planned(result.stdout)
+              if "results/sim/isacpp-testbed/isacpp~egat-profiled@random5/summary.parquet" in job["output"]]
+    assert "data/processed/predictions/gavel/random5.parquet" in egat["input"]
+
+
+@pytest.mark.slow
 def test_an_edited_raw_file_is_refused_before_any_rule_runs(tmp_path, mirror):
     """Snakemake runs no download for a file that exists: an edited philly.csv would reach the tables."""
     raw = tmp_path / "data" / "raw" / "philly" / "philly.csv"

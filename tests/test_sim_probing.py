@@ -131,3 +131,17 @@ def test_jct_against_k_pairs_each_line_with_coloc_without_probes_over_the_same_s
         pytest.approx([-0.1, -0.1, -0.1])  # every seed 10% lower: the paired interval is that point
     assert table.loc["oracle (upper bound)", "change_vs_k0"] == pytest.approx(-0.2)
     assert np.isnan(table.loc["oracle (upper bound)", "k"])
+
+
+def test_the_probe_scenarios_world_shapes_its_runs_and_is_named(gavel):
+    solo, pairs = gavel
+    seen = flat_predictions(pairs, 0.7)
+    mixes = {0: probing.probe_predictions(flat_predictions(pairs, 0.5), seen, pairs, ["lm"], 0, "p")}
+    runs = {world: probing.run_point({**SPEC, "world": world}, PROBING, SHARED, solo, pairs, mixes, seen, seed=0,
+                                     load=1.5) for world in ("measured", "none")}
+    for world, (jobs, summary) in runs.items():
+        assert set(summary["world"]) == {world} and set(jobs["world"]) == {world}
+    oracle = {world: summary.set_index("policy").loc["oracle (upper bound)"] for world, (_, summary) in runs.items()}
+    assert oracle["measured"]["prediction_source"] == "ORACLE: measured pairs"
+    assert oracle["none"]["prediction_source"] == "ORACLE: none: sharing free (Gavel's memory fit)"
+    assert oracle["none"]["jct_mean"] < oracle["measured"]["jct_mean"]  # the same jobs, sharing free

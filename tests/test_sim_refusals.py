@@ -14,7 +14,7 @@ from sim_cases import ABC, Scripted, tables, trace, truth_abc
 
 from coloc import policies
 from coloc.policies.base import Policy
-from coloc.sim import ClusterSpec, GroundTruth, Predictions, SimulationError, simulate
+from coloc.sim import ClusterSpec, GroundTruth, Predictions, SimulationError, experiment, simulate
 
 FAST = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 TWO = ClusterSpec((("v100", 2),), gpus_per_node=2)
@@ -121,6 +121,14 @@ def test_a_cluster_device_the_truth_lacks_is_refused_at_the_start():  # was: the
     with pytest.raises(ValueError, match=r"device 'h100' has no measurements in the truth \(measured \(Gavel\)\); "
                                          r"expected devices among \['v100'\]"):
         simulate(trace(ONE_JOB), truth_abc(), policies.get("fifo"), ClusterSpec.parse("v100:1,h100:3"))
+
+
+def test_a_run_config_with_a_device_the_truth_lacks_is_refused_naming_it():
+    solo, pairs = tables(ABC)
+    config = experiment.RunConfig("testbed", "fifo", 0, "v100:1,h100:3", gpus_per_node=4)
+    with pytest.raises(ValueError, match=r"cluster 'v100:1,h100:3': device 'h100' has no measurements in the truth "
+                                         r"\(measured \(Gavel\)\); expected devices among \['v100'\]"):
+        experiment.run(config, {"source": "testbed", "n_jobs": 3}, solo, pairs, None)
 
 
 @pytest.mark.parametrize("gpu", [1.7, True, "1", np.float64(1.0), np.bool_(True), None])  # was: GPU 1

@@ -1,4 +1,5 @@
 """Interference worlds (measured, flat:<s>, none), no cap but memory, and the paper's profiled-pairs setting."""
+import math
 from pathlib import Path
 
 import pytest
@@ -208,3 +209,12 @@ def test_a_world_other_than_the_runs_truths_is_refused():
     with pytest.raises(ValueError, match="truth's world 'measured' is not the run's 'none'"):
         experiment.run(config, {"source": "testbed", "n_jobs": 3}, solo, pairs, None,
                        truth=GroundTruth(solo, pairs, "v100"))
+
+
+def test_outside_the_measured_world_a_shared_gpus_measured_utilization_does_not_apply():
+    solo, pairs = tables(ABC)
+    solo["gpu_util"], pairs["pair_gpu_util"] = 50.0, 80.0
+    measured = GroundTruth(solo, pairs, "v100")
+    flat = GroundTruth(solo, pairs, "v100", world="flat:0.2")
+    assert measured.gpu_util("v100", ["a", "b"]) == 0.8 and measured.gpu_util("v100", ["a"]) == 0.5
+    assert math.isnan(flat.gpu_util("v100", ["a", "b"])) and flat.gpu_util("v100", ["a"]) == 0.5

@@ -12,7 +12,8 @@ if PROBING:
     PROBE_SPEC = config["simulation"]["scenario_specs"][PROBING["scenario"]]
     PROBE_FILES = [prediction_file("predictions", "gavel", probe_protocol(k)) for k in PROBING["probes"]]
     PROBE_SEEN = prediction_file("predictions", "gavel", PROBING["seen_protocol"])
-    SIM_SHARED = {key: config["simulation"][key] for key in ("reference_device", "max_jobs_per_gpu", "restart_cost_s")}
+    SIM_SHARED = {key: config["simulation"][key] for key in ("reference_device", "max_jobs_per_gpu", "restart_cost_s",
+                                                                "world")}
 
     rule probe_simulation:
         input:

@@ -61,10 +61,7 @@ class Simulator:
         self.policy = policy
         self.seed = seed
         self.check_every = check_every
-        missing = [device for device, _ in spec.devices if device not in truth.devices]
-        if missing:
-            raise ValueError(f"cluster {spec.devices}: device {missing[0]!r} has no measurements in the truth "
-                             f"({truth.name}); expected devices among {truth.devices}")
+        truth.require_devices([device for device, _ in spec.devices], f"cluster {spec.devices}")
         self.period = checks.period_of(policy)
         profile = Profile.of(truth)
         self.jobs = jobs_from_trace(trace, profile, spec)

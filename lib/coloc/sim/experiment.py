@@ -96,9 +96,9 @@ def prediction_files(policy: str) -> list[str]:
 # The pseudo-protocol '<policy>@profiled-pairs': the paper's assumption (ISACPP's) that every pair was profiled
 # before the policy schedules. The policy's pair "predictions" are the truth's pairs (the dataset's measured pairs
 # in the measured world: what profiling each pair would measure), labelled so in every output like the oracle,
-# never coloc's finding. Its utilization (isacpp reads it optionally) is the random5 out-of-fold prediction: the
-# assumption profiles every job type, so the utilization model saw each job type in training (Gavel measured no
-# utilization to stand in).
+# never coloc's finding. A utilization a policy reads beside the pairs (none of today's policies reads both; isacpp
+# reads pairs only) is the random5 out-of-fold prediction: the assumption profiles every job type, so the utilization
+# model saw each job type in training (Gavel measured no utilization to stand in).
 PROFILED_PAIRS = "profiled-pairs"
 PROFILED_UTIL_PROTOCOL = "random5"
 
@@ -209,6 +209,7 @@ def run(config: RunConfig, trace_spec: dict, solo: pd.DataFrame, pairs: pd.DataF
                          f"{config.reference_device!r}")
     elif truth.world != config.world:
         raise ValueError(f"run: truth's world {truth.world!r} is not the run's {config.world!r}")
+    truth.require_devices([device for device, _ in spec.devices], f"cluster {config.cluster!r}")
     workloads = cluster_workloads(truth, spec, config.reference_device)
     if not workloads:
         raise ValueError(f"cluster {config.cluster!r}: no job type has a solo throughput on each of its devices "
@@ -278,8 +279,9 @@ def headline(summary: pd.DataFrame, scenario: str, point: float) -> pd.DataFrame
 
 
 def policy_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """Mean over seeds of the main metrics per scenario, sweep point and policy."""
-    keys = ["scenario", "sweep", "point", "cluster", "policy", "kind", "predictor_norm", "predictor_util"]
+    """Mean over seeds of the main metrics per scenario, sweep point, interference world and policy."""
+    world = ["world"] if "world" in summary.columns else []
+    keys = ["scenario", "sweep", "point", "cluster", *world, "policy", "kind", "predictor_norm", "predictor_util"]
     table = summary.groupby(keys, as_index=False, sort=False)[SHOWN].mean()
     table.insert(len(keys), "seeds", summary.groupby(keys, sort=False)["seed"].nunique().to_numpy())
     return table

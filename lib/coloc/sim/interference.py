@@ -104,6 +104,13 @@ class GroundTruth:
         if reference_device not in self.devices:
             raise ValueError(f"solo table: reference device {reference_device!r} not among {self.devices}")
 
+    def require_devices(self, devices: Sequence[str], where: str) -> None:
+        """ValueError naming `where`, the first device the tables never measured and the devices they have."""
+        missing = [device for device in devices if device not in self.devices]
+        if missing:
+            raise ValueError(f"{where}: device {missing[0]!r} has no measurements in the truth ({self.name}); "
+                             f"expected devices among {self.devices}")
+
     def solo_tput(self, device: str, workload: str) -> float:
         """Solo iterations/s of `workload` on `device`."""
         try:

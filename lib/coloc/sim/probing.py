@@ -36,7 +36,7 @@ from coloc.predict.references import choose_references
 from coloc.sim import metrics, traces
 from coloc.sim.cluster import ClusterSpec
 from coloc.sim.engine import simulate
-from coloc.sim.experiment import cluster_workloads, make_policy
+from coloc.sim.experiment import cluster_workloads, make_policy, truth_name
 from coloc.sim.interference import GroundTruth
 from coloc.sim.predictions import Predictions
 from coloc.stats import mean_ci, ratio_ci
@@ -183,10 +183,12 @@ def run_point(spec: dict, probing: dict, shared: dict, solo: pd.DataFrame, pairs
 
     ``spec``: the scenario (config ``simulation.scenario_specs.<name>``: trace, cluster, gpus_per_node);
     ``probing``: config ``probing`` (new_families, new_share, probe_s, predictor); ``shared``: the
-    simulation section's reference_device, max_jobs_per_gpu, restart_cost_s; ``mixes``: k -> the table of
+    simulation section's reference_device, max_jobs_per_gpu, restart_cost_s, world (the scenario's own ``world``
+    wins); ``mixes``: k -> the table of
     :func:`probe_predictions`. Returns (jobs, summary) with one summary row per run.
     """
-    truth = GroundTruth(solo, pairs, shared["reference_device"])
+    world = spec.get("world", shared.get("world", "measured"))
+    truth = GroundTruth(solo, pairs, shared["reference_device"], name=truth_name("gavel", world), world=world)
     cap = shared["max_jobs_per_gpu"]  # (None: no cap but memory)
     cluster = ClusterSpec.parse(spec["cluster"], gpus_per_node=int(spec["gpus_per_node"]),
                                 max_jobs_per_gpu=None if cap is None else int(cap))
@@ -202,6 +204,7 @@ def run_point(spec: dict, probing: dict, shared: dict, solo: pd.DataFrame, pairs
     runs = _runs(spec, probing, mixes, seen_preds, seed)
     probe_devices = int(pairs["device"].nunique())  # the protocol probes a new job on each (module docstring)
     jobs, rows = [], []
+    oracle_source = "ORACLE: measured pairs" if world == "measured" else f"ORACLE: {truth.name}"
     for label, name, k, predictions in runs:
         if predictions is not None:
             for device in devices:
@@ -210,7 +213,7 @@ def run_point(spec: dict, probing: dict, shared: dict, solo: pd.DataFrame, pairs
             if name == "coloc-probe" else {}
         policy = make_policy(name, truth, params)
         result = simulate(trace, truth, policy, cluster, predictions, float(shared["restart_cost_s"]), seed)
-        keys = {"policy": label, "k": k, "seed": seed, "load": load}
+        keys = {"policy": label, "k": k, "seed": seed, "load": load, "world": world}
         jobs.append(result.jobs.assign(**keys, new_family=result.jobs["workload"].map(family_of).isin(new)))
         rows.append({**keys, "kind": policy.kind, "cluster": spec["cluster"], "gpus": cluster.total_gpus,
                      "new_families": ",".join(sorted(new)), "new_share": float(probing["new_share"]),
@@ -218,7 +221,7 @@ def run_point(spec: dict, probing: dict, shared: dict, solo: pd.DataFrame, pairs
                      "probe_s": float(probing["probe_s"]), "probe_devices": probe_devices,
                      "probe_gpu_s": float(result.stats.get("probe_gpu_s", 0.0)),
                      "predictor": probing["predictor"] if predictions is not None else "measured pairs",
-                     "prediction_source": predictions.source if predictions is not None else "ORACLE: measured pairs",
+                     "prediction_source": predictions.source if predictions is not None else oracle_source,
                      **metrics.summarize(result, cluster.total_gpus)})
     return pd.concat(jobs, ignore_index=True), pd.DataFrame(rows)
 

@@ -43,7 +43,7 @@ SOURCE_SWEEPS = {"philly": ("load", "gpus"), "poisson": ("load", "gpus"), "testb
 # a scenario's measured data -> its reference device (None: simulation.reference_device) and its device types
 DATASETS = {"gavel": {"reference_device": None, "devices": ("k80", "p100", "v100")},
             "lucid": {"reference_device": "rtx3090", "devices": ("rtx3090",)}}
-SPEC_SETTINGS = ("max_jobs_per_gpu", "predictor_norm", "predictor_util", "util_bin_s", "world")  # a spec may set its own
+SPEC_SETTINGS = ("max_jobs_per_gpu", "predictor_norm", "predictor_util", "util_bin_s", "world")  # a spec's own
 
 
 def dataset_of(spec: Mapping) -> str:

@@ -245,7 +245,8 @@ def jobs_from_trace(trace: pd.DataFrame, profile, spec) -> dict[int, Job]:
 
     Job ids and GPU counts must be integers in int64's range (not booleans; 3.0 is taken as 3, a float only below
     2**53, where it is exact), submit times in [0, MAX_TIME_S], durations in [MIN_DURATION_S, MAX_TIME_S] seconds;
-    every job type must run on the reference device and the cluster must have enough GPUs that run it. `profile`: a coloc.sim.view.Profile; `spec`: a ClusterSpec.
+    every job type must run on the reference device and the cluster must have enough GPUs that run it.
+    `profile`: a coloc.sim.view.Profile; `spec`: a ClusterSpec.
     """
     require_columns(trace, TRACE_COLUMNS, "trace table")
     if trace.empty:
