@@ -528,3 +528,30 @@ def brief(table: pd.DataFrame) -> pd.DataFrame:
     out = table[["paper", "claim", "paper_value", "verdict"]].copy()
     out["coloc_value"] = [text(row) for row in table.itertuples()]
     return out[BRIEF_COLUMNS]
+
+
+PAGE_STYLE = ("body{font-family:sans-serif;margin:1.5em;max-width:80em}table{border-collapse:collapse}"
+              "th,td{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}"
+              "th{background:#eee}")
+
+
+def page(brief_table: pd.DataFrame) -> str:
+    """The claims table (:func:`brief`) as a page of its own for the report (``results/claims.html``): a heading,
+    what the columns are, and the table from its first row. A page of its own opens at its top and scrolls in the
+    report; the report's front page (one screen, centred) only points here."""
+    import html
+
+    table = brief_table.rename(columns={"paper_value": "paper says", "coloc_value": "coloc (95% interval)"})
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Claims</title>"
+            f"<style>{PAGE_STYLE}</style></head><body>\n"
+            "<h1>Claims of the papers against coloc's measurements</h1>\n"
+            f"<p>{html.escape(PAGE_INTRO)}</p>\n"
+            + table.to_html(index=False, escape=True, border=0)
+            + "\n</body></html>\n")
+
+
+PAGE_INTRO = ("One row per headline claim of Horus (Yeung et al., TPDS 2022) and ISACPP (Liu et al., TPDS 2025): the "
+              "paper's value, coloc's value with its 95% interval over seeds (relative changes in percent of the "
+              "baseline) and the verdict (reproduced, same direction, smaller, not reproduced, not comparable, or "
+              "coloc's finding), by the rules of lib/coloc/claims.py. The comparisons and the reasons are in "
+              "results/claims.csv (this category).")
