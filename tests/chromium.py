@@ -80,12 +80,13 @@ class Browser:
         text, self._buffer = self._buffer.split(b"\0", 1)
         return json.loads(text)
 
-    def page(self, url: str, width: int, height: int) -> "Page":
+    def page(self, url: str, width: float, height: float) -> "Page":
+        """A new tab showing ``url`` with a viewport of ``width`` x ``height`` CSS pixels (rounded), once loaded."""
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         page = Page(self, session)
-        page.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1,
-                                                         "mobile": False})
+        page.send("Emulation.setDeviceMetricsOverride", {"width": round(width), "height": round(height),
+                                                         "deviceScaleFactor": 1, "mobile": False})
         page.send("Page.navigate", {"url": url})
         page.wait_for("document.readyState === 'complete'")
         return page

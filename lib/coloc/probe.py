@@ -87,7 +87,8 @@ def plan(model: str, references, repeats: int = 1, seed: int = 0) -> list[profil
 def measure(model: str, references, log_path, settings: profiler.Settings, repeats: int = 1,
             progress: bool = False, models: dict[str, str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(solo, pairs) of the probe measurements, by the profiler (the log is its resume state; ``models``: the
-    user models' fingerprints, :func:`coloc.profiler.sweep.check`, computed again when not given)."""
+    user models' fingerprints, :func:`coloc.profiler.sweep.check`, computed again when not given); ProbeError
+    without a finite solo throughput of ``model`` or a measured pair (:func:`check_measured`)."""
     records = profiler.run(plan(model, references, repeats, settings.seed), log_path, settings, progress=progress,
                            models=models)
     solo = profiler.solo_table(records)
