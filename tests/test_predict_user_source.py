@@ -64,8 +64,8 @@ def test_an_unknown_device_and_job_types_without_features_are_gaps(user_source):
     # says the name is unknown and which names are close
     assert gaps[2] == ("devices coloc knows, so no specifications: 'a100' is not a device coloc knows (close names: "
                        "a100-40gb, a100-80gb)")
-    with pytest.raises(KeyError, match=r"device 'a100' is not a device coloc knows \(close names: a100-40gb, a100-80gb\); "
-                                       r"expected one of \["):
+    with pytest.raises(KeyError, match=r"device 'a100' is not a device coloc knows \(close names: a100-40gb, "
+                                       r"a100-80gb\); expected one of \["):
         device_row("a100")
     assert close_names("v101") == ["v100"] and close_names("zzz") == []
 

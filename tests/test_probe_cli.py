@@ -231,7 +231,8 @@ def test_a_user_model_that_never_ran_fails_the_probe_and_says_which_measurements
     pairs = pd.DataFrame([{"device": device, "workload_a": a, "workload_b": b, "tput_a": 6.0 + i, "tput_b": 5.0 + j,
                            "norm_a": 0.6, "norm_b": 0.5, "feasible": True}
                           for i, a in enumerate(names) for j, b in enumerate(names) if a <= b])
-    pd.DataFrame({"device": device, "workload": names, "throughput": [10.0, 12.0, 14.0]}).to_parquet(tmp_path / "solo.parquet")
+    solo = pd.DataFrame({"device": device, "workload": names, "throughput": [10.0, 12.0, 14.0]})
+    solo.to_parquet(tmp_path / "solo.parquet")
     pairs.to_parquet(tmp_path / "pairs.parquet")
     reference, = choose_references(pairs, device, 1)
     model, out, log = "user_models.tiny:too_big", tmp_path / "out", tmp_path / "probe.jsonl"

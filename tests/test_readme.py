@@ -74,7 +74,8 @@ def test_the_headline_table_reads_each_scenarios_headline_point_and_leaves_a_pol
     assert table[2:] == ["| coloc | 1.42 |  |", "| fifo | 1.89 | 2.31 |"]  # fifo at 0.9: 2 x 0.9 x 1.05
     with pytest.raises(ValueError, match=r"scenario 'poisson': headline point 2.0 not among its points \[0.9, 1.1\]"):
         readme.headlines_section(summary, {"poisson": 2.0})
-    with pytest.raises(ValueError, match=r"scenario 'testbed': no headline point given \(headlines for \['poisson'\]\)"):
+    with pytest.raises(ValueError, match=r"scenario 'testbed': no headline point given "
+                                         r"\(headlines for \['poisson'\]\)"):
         readme.headlines_section(both, {"poisson": 0.9})  # never a last point silently
     with pytest.raises(ValueError, match=r"--headlines 'poisson:1.1': expected SCENARIO=POINT"):
         readme.parse_headlines(["poisson:1.1"])

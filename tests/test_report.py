@@ -97,8 +97,8 @@ def test_a_reader_sees_the_front_page_from_its_top_and_reaches_the_first_claim_i
     """The report centres its front page in a box one screen high: a front page holding the whole claims table
     opened partway down it, its heading and first claims above the top, where no scrolling reaches. In headless
     Chromium at 1280x800: the front page's heading, the claims heading and its pointer are on screen; the menu's
-    1 Claims, then results/claims.html's view button, opens the table in a frame at the top of the screen; the page in that
-    frame shows its heading and the first claim on screen. Screenshots: $COLOC_REPORT_SHOTS (when set), else
+    1 Claims, then results/claims.html's view button, opens the table in a frame at the top of the screen; the page
+    in that frame shows its heading and the first claim on screen. Screenshots: $COLOC_REPORT_SHOTS (when set), else
     tmp_path."""
     ci_run, html = report
     shots = Path(os.environ.get("COLOC_REPORT_SHOTS") or tmp_path)
@@ -114,7 +114,8 @@ def test_a_reader_sees_the_front_page_from_its_top_and_reaches_the_first_claim_i
                            ("p", "Open 1 Claims in the menu")):
             assert on_screen(rect(front, tags, text), height), (text, rect(front, tags, text))
         front.evaluate(JS_LINK.format(text="1 Claims") + ".click()")
-        row = "[...document.querySelectorAll('tr')].find(r => r.cells[0] && r.cells[0].textContent.trim() === 'results/claims.html')"
+        row = ("[...document.querySelectorAll('tr')]"
+               ".find(r => r.cells[0] && r.cells[0].textContent.trim() === 'results/claims.html')")
         front.wait_for(f"!!{row}")
         front.evaluate(f"{row}.querySelector('a').click()")
         front.wait_for("!!document.querySelector('iframe')")

@@ -107,7 +107,8 @@ def check_measured(model: str, records: list[dict], solo: pd.DataFrame, pairs: p
     mine = solo[solo["workload"] == model]["throughput"].to_numpy(float)
     solo_ok = bool(len(mine)) and bool(np.isfinite(mine).all() and (mine > 0).all())
     with_model = pairs[(pairs["workload_a"] == model) | (pairs["workload_b"] == model)]
-    measured = with_model["feasible"].astype(bool) & np.isfinite(with_model[["norm_a", "norm_b"]].to_numpy(float)).all(axis=1)
+    norms = with_model[["norm_a", "norm_b"]].to_numpy(float)
+    measured = with_model["feasible"].astype(bool) & np.isfinite(norms).all(axis=1)
     if solo_ok and measured.any():
         return
     lacks = ([] if solo_ok else ["no finite solo throughput"]) + ([] if measured.any() else ["no measured pair"])

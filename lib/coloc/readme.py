@@ -255,7 +255,8 @@ def main(argv=None) -> int:
         if args.sections_out:
             out = Path(args.sections_out)
             out.parent.mkdir(parents=True, exist_ok=True)
-            replace_text(out, "".join(f"{MARK.format(name=n)}\n{body}{END.format(name=n)}\n\n" for n, body in rendered.items()))
+            replace_text(out, "".join(f"{MARK.format(name=n)}\n{body}{END.format(name=n)}\n\n"
+                                      for n, body in rendered.items()))
         problems = unplaced(texts, rendered) if texts else []
         if problems:
             raise ValueError("; ".join(problems))

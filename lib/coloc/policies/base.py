@@ -108,7 +108,8 @@ def info(name: str) -> dict:
 
 
 def data_problem(name: str, truth, devices, workloads) -> str | None:
-    """Why policy `name` cannot run `workloads` on `devices` with `truth`'s data, or None (:meth:`Policy.data_problem`)."""
+    """Why policy `name` cannot run `workloads` on `devices` with `truth`'s data, or None
+    (:meth:`Policy.data_problem`)."""
     return _factory(name).data_problem(truth, tuple(devices), tuple(workloads))
 
 
