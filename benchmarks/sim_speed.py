@@ -18,7 +18,8 @@ are parsed from the raw files (--raw-dir, default $COLOC_DATA_MIRROR or data/raw
 policies read the out-of-fold predictions (--predictions with --predictor, --utilization with
 --util-predictor). Without the pair predictions file they are fed the measured pairs instead, which
 changes their decisions but not the cost of making them; without the utilization file, policies
-that need it are skipped (both said in the output).
+that need it are skipped, and so is a policy whose data the tables lack (lucid: Lucid's packing labels, which
+Gavel's job types do not have); each skip is printed with its reason.
 """
 from __future__ import annotations
 
@@ -63,6 +64,18 @@ def required(name: str) -> tuple[str, ...]:
     if hasattr(policies, "info"):
         return tuple(policies.info(name)["needs"])
     return tuple(policies.base._REGISTRY[name].needs)  # the code before policies.info existed
+
+
+def skip_reasons(names, truth: GroundTruth, preds, workloads) -> dict[str, str]:
+    """{policy: why it cannot run here}: it needs utilization predictions and there are none, or its data is not
+    in the tables (policies.data_problem, e.g. lucid's packing labels, on Lucid's job types only)."""
+    reasons = {}
+    for name in names:
+        if "util" in required(name) and not preds.has_util():
+            reasons[name] = "no utilization predictions (--utilization)"
+        elif hasattr(policies, "data_problem") and (problem := policies.data_problem(name, truth, ["v100"], workloads)):
+            reasons[name] = problem
+    return reasons
 
 
 def make_policy(name: str, truth: GroundTruth):
@@ -126,13 +139,12 @@ def main() -> None:
     preds, preds_source = load_predictions(truth, args.predictions or args.processed / "predictions" / "gavel" / "lofo.parquet",
                                            args.utilization or args.processed / "utilization" / "gavel" / "lofo.parquet",
                                            args.predictor, args.util_predictor)
-    names = args.policies or policies.names()
-    skipped = [n for n in names if "util" in required(n) and not preds.has_util()]
-    names = [n for n in names if n not in skipped]
+    skipped = skip_reasons(args.policies or policies.names(), truth, preds, trace["workload"].unique())
+    names = [n for n in (args.policies or policies.names()) if n not in skipped]
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
     print(f"trace: {len(trace):,} jobs, {source}; predictions: {preds_source}")
-    if skipped:
-        print(f"skipped (no utilization predictions): {skipped}")
+    for name, reason in skipped.items():
+        print(f"skipped {name}: {reason}")
     table = pd.DataFrame(run_plan(trace, truth, preds, names, args.sizes, args.gpus))
     if args.scale_sizes:
         table = pd.concat([table, pd.DataFrame(run_plan(trace, truth, preds, ["fifo", "isacpp"], args.scale_sizes,

@@ -263,3 +263,17 @@ def test_a_utilization_not_measured_is_not_comparable():
     table = claims_table(paper_claims(), summary, headlines=HEADLINES).set_index("claim")
     row = table.loc[f"higher GPU utilization (up to){claims.RTX3090}"]
     assert row["verdict"] == "not comparable" and "not measured" in row["reason"]
+
+
+def test_the_claims_page_is_the_short_table_escaped_from_its_first_row():
+    """results/claims.html, the report's page of claims: a heading, then every row of the short table in order."""
+    from coloc.claims import page
+    brief = pd.DataFrame([{"paper": "Horus", "claim": "lower makespan <b>&", "paper_value": "-23.7%",
+                           "coloc_value": "+1.26% [0.847, 1.68]", "verdict": "not reproduced"},
+                          {"paper": "ISACPP", "claim": "scheduling delay at 100 queued jobs", "paper_value": "35.4 s",
+                           "coloc_value": "n/a", "verdict": "not comparable"}])
+    text = page(brief)
+    assert text.startswith("<!DOCTYPE html>") and "<h1>Claims of the papers against coloc's measurements</h1>" in text
+    assert text.index("<td>Horus</td>") < text.index("<td>ISACPP</td>") and text.count("<tr") == 3
+    assert "<td>lower makespan &lt;b&gt;&amp;</td>" in text and "<b>&" not in text
+    assert "<th>coloc, own setting</th>" in text and "<td>+1.26% [0.847, 1.68]</td>" in text

@@ -34,7 +34,8 @@ def test_nvml_names_map_to_rows_and_keep_their_name(nvml, row):
 
 
 def test_unknown_device_names_the_known_ones():
-    with pytest.raises(KeyError, match="no specifications known.*v100"):
+    with pytest.raises(KeyError, match=r"device 'voodoo 5' is not a device coloc knows \(no close name\); expected "
+                                       r"one of .*v100"):
         devices.device_row("voodoo 5")
 
 

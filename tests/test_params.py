@@ -41,6 +41,21 @@ def test_outputs_appear_only_on_commit(tmp_path):
     assert not list(tmp_path.rglob(".partial-*"))
 
 
+def test_two_writers_of_the_same_outputs_stage_them_under_names_of_their_own(tmp_path):
+    """A fixed staging name let two runs of one notebook write into the same file; each writer has its own now."""
+    first, second = params.Outputs(), params.Outputs()
+    staged = [first(tmp_path / "a.parquet"), second(tmp_path / "a.parquet")]
+    assert staged[0] != staged[1] and all(p.name.endswith("-a.parquet") and p.name.startswith(".partial-")
+                                          for p in staged)
+    save_table(pd.DataFrame({"x": [1]}), staged[0])
+    save_table(pd.DataFrame({"x": [2]}), staged[1])
+    first.commit()
+    assert pd.read_parquet(tmp_path / "a.parquet")["x"].tolist() == [1]
+    second.commit()
+    assert pd.read_parquet(tmp_path / "a.parquet")["x"].tolist() == [2]
+    assert not list(tmp_path.rglob(".partial-*"))
+
+
 def test_commit_refuses_an_output_that_was_never_written(tmp_path):
     outputs = params.Outputs()
     save_table(pd.DataFrame({"x": [1]}), outputs(tmp_path / "a.parquet"))
@@ -67,5 +82,5 @@ def test_a_notebook_names_a_wrong_parameter_and_a_failed_run_leaves_no_output(tm
     with pytest.raises(papermill.PapermillExecutionError, match="missing.csv"):
         papermill.execute_notebook(str(notebook), str(tmp_path / "failed.ipynb"), kernel_name="python3",
                                    parameters=run, progress_bar=False)
-    assert (tmp_path / "out" / ".partial-solo.parquet").exists()  # the run did get that far
+    assert len(list((tmp_path / "out").glob(".partial-*-solo.parquet"))) == 1  # the run did get that far
     assert not [p for p in outputs.values() if Path(p).exists()]

@@ -148,3 +148,14 @@ def test_a_job_type_without_a_label_is_refused_by_name():
     truth = GroundTruth(solo, pairs, "v100")
     with pytest.raises(ValueError, match="job type 'a' has no packing label on 'v100'"):
         simulate(trace([(0, 0.0, 10.0, 1, "a")]), truth, policies.get("lucid"), ClusterSpec((("v100", 1),)))
+
+
+def test_its_data_problem_names_a_job_type_without_a_label_before_any_run():
+    """What a caller (benchmarks/sim_speed.py) asks to skip lucid up front, with the reason."""
+    solo, pairs = tables(ABC)  # no lucid_label column
+    assert policies.data_problem("lucid", GroundTruth(solo, pairs, "v100"), ["v100"], ["b", "a"]) == (
+        "no packing label (the solo table's lucid_label) for 2 job type(s) on the cluster's devices, e.g. 'a' on "
+        "'v100': Lucid's job types only")
+    labelled = truth_with({"a": 0, "b": 1, "c": 2, "d": 1})
+    assert policies.data_problem("lucid", labelled, ["v100"], ["a", "b", "c"]) is None
+    assert policies.data_problem("fifo", GroundTruth(solo, pairs, "v100"), ["v100"], ["a"]) is None

@@ -3,6 +3,7 @@ import pandas as pd
 import pytest
 
 from coloc.datasets import family_of, load_user, save_table
+from coloc.devices import close_names, device_row
 from coloc.predict import stage
 
 FAMILIES = ("lm", "recommendation")
@@ -59,4 +60,23 @@ def test_an_unknown_device_and_job_types_without_features_are_gaps(user_source):
     tables = stage.load_tables(folder / "workloads_lm.parquet", folder / "solo.parquet", folder / "pairs_a100.parquet")
     gaps = stage.input_gaps(tables)
     assert gaps[0] == "solo throughputs" and "recommendation-ml20m-b1024" in gaps[1]
-    assert gaps[2] == "specifications of devices ['a100']"
+    # the docs' example device was 'a100', which coloc does not know: the gap blamed missing specifications; it
+    # says the name is unknown and which names are close
+    assert gaps[2] == ("devices coloc knows, so no specifications: 'a100' is not a device coloc knows (close names: "
+                       "a100-40gb, a100-80gb)")
+    with pytest.raises(KeyError, match=r"device 'a100' is not a device coloc knows \(close names: a100-40gb, "
+                                       r"a100-80gb\); expected one of \["):
+        device_row("a100")
+    assert close_names("v101") == ["v100"] and close_names("zzz") == []
+
+
+def test_the_docs_example_names_devices_coloc_knows_and_lists_every_known_name():
+    """The docs' example used device 'a100', which coloc does not know."""
+    import re
+    from pathlib import Path
+    from coloc import devices
+    text = (Path(__file__).resolve().parents[1] / "docs" / "own-measurements.md").read_text()
+    example = text.split("```csv\n", 1)[1].split("```", 1)[0].splitlines()[1:]
+    assert example and all(devices.device_row(line.split(",")[0]) for line in example)
+    listed = re.search(r"`device`: a name coloc knows \(`coloc.devices`: (.*?), or NVML", text, re.S)[1]
+    assert sorted(re.findall(r"`([^`]+)`", listed)) == sorted(devices._GPU_SPECS)

@@ -221,3 +221,51 @@ def test_an_edited_user_model_gets_new_log_keys_and_so_is_measured_afresh(tmp_pa
     assert sweep.key(m, device, 1, TINY, before) != sweep.key(m, device, 1, TINY, after)
     zoo = sweep.Measurement((NEW,), 0)
     assert sweep.key(zoo, device, 1, TINY, before) == sweep.key(zoo, device, 1, TINY)
+
+
+def test_a_user_model_that_never_ran_fails_the_probe_and_says_which_measurements_failed_and_why(tmp_path):
+    """A model whose forward asks for 4 TiB ran out of memory solo and next to its reference: the probe exited 0
+    with predictions from a row without a throughput. It now exits 1 naming each failed measurement."""
+    device = profiler.resolve("cpu").name  # reference tables of the small set (numbers made up: only inputs here)
+    names = sorted(REFERENCE_SET)
+    pairs = pd.DataFrame([{"device": device, "workload_a": a, "workload_b": b, "tput_a": 6.0 + i, "tput_b": 5.0 + j,
+                           "norm_a": 0.6, "norm_b": 0.5, "feasible": True}
+                          for i, a in enumerate(names) for j, b in enumerate(names) if a <= b])
+    solo = pd.DataFrame({"device": device, "workload": names, "throughput": [10.0, 12.0, 14.0]})
+    solo.to_parquet(tmp_path / "solo.parquet")
+    pairs.to_parquet(tmp_path / "pairs.parquet")
+    reference, = choose_references(pairs, device, 1)
+    model, out, log = "user_models.tiny:too_big", tmp_path / "out", tmp_path / "probe.jsonl"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))}
+    flags = [*FLAGS[:FLAGS.index("--k")], "--k", "1", *FLAGS[FLAGS.index("--k") + 2:]]
+    command = [sys.executable, "-m", "coloc.cli", "probe", model, "--solo", str(tmp_path / "solo.parquet"),
+               "--pairs", str(tmp_path / "pairs.parquet"), "--out", str(out), "--log", str(log), *flags]
+    done = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert done.stdout == "" and "Traceback" not in done.stderr
+    err = done.stderr.strip().splitlines()[-1]
+    assert err.startswith(f"coloc probe: model '{model}': the probe has no finite solo throughput and no measured "
+                          f"pair, so nothing to predict from; failed measurements: "), err
+    pair = " + ".join(sorted([model, reference]))
+    for what in (model, pair):
+        assert f"{what} (repeat 0): out_of_memory, RuntimeError: " in err and "can't allocate memory" in err
+    assert f"{reference} (repeat 0)" not in err  # the reference ran: it is not named as failed
+    assert err.endswith(f"(the log {log})")
+    assert not Path(f"{out}.csv").exists() and not Path(f"{out}.parquet").exists()
+
+
+def test_a_probe_whose_solo_ran_but_no_pair_was_measured_fails():
+    """The second condition alone: a finite solo throughput, every pair out of memory."""
+    from coloc.probe import ProbeError, check_measured
+    solo = pd.DataFrame({"device": ["cpu"] * 2, "workload": ["new", "ref"], "throughput": [5.0, 7.0]})
+    pairs = pd.DataFrame({"device": ["cpu"], "workload_a": ["new"], "workload_b": ["ref"], "tput_a": [0.0],
+                          "tput_b": [0.0], "norm_a": [np.nan], "norm_b": [np.nan], "feasible": [False]})
+    records = [{"workloads": ["new", "ref"], "repeat": 0, "outcome": "out_of_memory", "feasible": False,
+                "error": "RuntimeError: CUDA out of memory.\nmore"}]
+    with pytest.raises(ProbeError) as refused:
+        check_measured("new", records, solo, pairs, "log.jsonl")
+    assert str(refused.value) == ("model 'new': the probe has no measured pair, so nothing to predict from; failed "
+                                  "measurements: new + ref (repeat 0): out_of_memory, RuntimeError: CUDA out of "
+                                  "memory. (the log log.jsonl)")
+    check_measured("new", [], solo, pairs.assign(tput_a=2.0, tput_b=3.0, norm_a=0.4, norm_b=0.43, feasible=True),
+                   "log.jsonl")  # one measured pair: passes

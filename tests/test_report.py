@@ -1,13 +1,19 @@
 """The Snakemake report of the CI run: every figure and table the run made is in it, with its caption, grouped by
-stage, and the claims table is on its first page."""
+stage; its front page fits one screen and points to the claims table, a page of its own that a reader reaches in a
+real browser (headless Chromium)."""
 
+import base64
 import json
+import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
+import pandas as pd
 import pytest
 
+import chromium
 from coloc.claims import VERDICTS
 from workflow_run import CI_CONFIG, REPO
 
@@ -59,11 +65,69 @@ def test_results_are_grouped_by_stage_and_the_claims_come_first(report):
     assert len(categories["6 Simulation"]) >= 1  # subcategories: one per scenario
 
 
-def test_the_first_page_renders_the_claims_table(report):
+def test_the_claims_page_holds_every_claim_of_the_run(report):
     ci_run, html = report
-    page = report_variable(html, "workflow_desc")
-    claims = (ci_run / "results" / "claims.csv").read_text().splitlines()
-    assert "<table" in page and "paper_value" in page and "verdict" in page
-    rows = re.findall(r"<tr>", page)
-    assert len(rows) >= len(claims)  # the header and one row per claim
-    assert any(verdict in page for verdict in VERDICTS)
+    page = report_variable(html, "results")["results/claims.html"]
+    assert page["data_uri"].startswith("data:text/html") and page["mime_type"] == "text/html"
+    text = base64.b64decode(page["data_uri"].split(",", 1)[1]).decode()
+    brief = (ci_run / "results" / "claims_brief.csv").read_text().splitlines()
+    assert text.count("<tr") == len(brief)  # the header and one row per claim
+    assert "<th>verdict</th>" in text and any(verdict in text for verdict in VERDICTS)
+    desc = report_variable(html, "workflow_desc")
+    assert "Open <strong>1 Claims</strong> in the menu, then" in desc and "claims.html" in desc
+
+
+SCREEN = (1280, 800)
+JS_RECT = "(e => e && JSON.stringify(e.getBoundingClientRect()))({})"
+JS_WITH_TEXT = "[...document.querySelectorAll('{tags}')].find(e => e.textContent.trim().startsWith({text!r}))"
+JS_LINK = "[...document.querySelectorAll('a')].find(e => e.textContent.trim() === {text!r})"  # a menu item
+
+
+def rect(page, tags: str, text: str) -> dict | None:
+    found = page.evaluate(JS_RECT.format(JS_WITH_TEXT.format(tags=tags, text=text)))
+    return json.loads(found) if found else None
+
+
+def on_screen(box: dict | None, height: int) -> bool:
+    return box is not None and box["top"] >= 0 and box["bottom"] <= height and box["height"] > 0
+
+
+@pytest.mark.skipif(chromium.executable() is None, reason="no chromium on PATH (Debian: apt-get install -y chromium)")
+def test_a_reader_sees_the_front_page_from_its_top_and_reaches_the_first_claim_in_a_browser(report, tmp_path):
+    """The report centres its front page in a box one screen high: a front page holding the whole claims table
+    opened partway down it, its heading and first claims above the top, where no scrolling reaches. In headless
+    Chromium at 1280x800: the front page's heading, the claims heading and its pointer are on screen; the menu's
+    1 Claims, then results/claims.html's view button, opens the table in a frame at the top of the screen; the page
+    in that frame shows its heading and the first claim on screen. Screenshots: $COLOC_REPORT_SHOTS (when set), else
+    tmp_path."""
+    ci_run, html = report
+    shots = Path(os.environ.get("COLOC_REPORT_SHOTS") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    report_path = tmp_path / "report.html"
+    report_path.write_text(html)
+    width, height = SCREEN
+    with chromium.Browser() as browser:
+        front = browser.page(report_path.as_uri(), width, height)
+        front.wait_for("document.body.innerText.includes('Claims of the papers')")
+        front.screenshot(shots / "front.png")
+        for tags, text in (("h1,h2", "coloc: interference-aware GPU sharing"), ("h1,h2,h3", "Claims of the papers"),
+                           ("p", "Open 1 Claims in the menu")):
+            assert on_screen(rect(front, tags, text), height), (text, rect(front, tags, text))
+        front.evaluate(JS_LINK.format(text="1 Claims") + ".click()")
+        row = ("[...document.querySelectorAll('tr')]"
+               ".find(r => r.cells[0] && r.cells[0].textContent.trim() === 'results/claims.html')")
+        front.wait_for(f"!!{row}")
+        front.evaluate(f"{row}.querySelector('a').click()")
+        front.wait_for("!!document.querySelector('iframe')")
+        front.screenshot(shots / "claims_in_the_report.png")
+        frame = json.loads(front.evaluate(JS_RECT.format("document.querySelector('iframe')")))
+        assert frame["top"] == 0 and frame["height"] >= height - 1, frame  # the frame fills the screen from the top
+        claims_page = report_variable(html, "results")["results/claims.html"]["data_uri"]
+        first = pd.read_csv(ci_run / "results" / "claims_brief.csv", dtype=str, keep_default_na=False).iloc[0]
+        inner = browser.page(claims_page, frame["width"], height)  # the frame's document at the frame's size
+        inner.screenshot(shots / "claims_page.png")
+        assert on_screen(rect(inner, "h1", "Claims of the papers"), height)
+        cells = inner.evaluate("[...document.querySelector('tbody tr').cells].map(c => c.textContent.trim())")
+        assert cells[:2] == [first["paper"], first["claim"]], cells  # the first row is the first claim
+        first_row = json.loads(inner.evaluate(JS_RECT.format("document.querySelector('tbody tr')")))
+        assert on_screen(first_row, height), first_row

@@ -243,3 +243,39 @@ def test_check_fetched_refuses_an_edited_raw_file_with_both_hashes(tmp_path):
     sources.fetch(source, raw, tmp_path / "mirror")
     assert path.read_bytes() == PAYLOAD
     sources.check_fetched({"table": source}, raw)
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
+def test_a_fetched_file_has_the_mode_the_umask_gives(tmp_path, umask, mode):
+    """Every fetched file was 0600 (mkstemp's), whatever the umask: a shared mirror made with `coloc fetch --raw-dir`
+    could not be read by the other users. It gets what open() would give under the umask."""
+    source = make_source(tmp_path)
+    previous = os.umask(umask)
+    try:
+        assert sources.current_umask() == umask
+        path = sources.fetch(source, tmp_path / "raw", tmp_path / "mirror")
+    finally:
+        os.umask(previous)
+    assert oct(path.stat().st_mode & 0o777) == oct(mode)
+
+
+@pytest.mark.parametrize("file", ["gavel/.", "gavel/", "gavel//x.csv", "./x.csv"])
+def test_cli_fetch_of_a_path_naming_a_folder_is_refused_in_one_line(tmp_path, capsys, monkeypatch, file):
+    """`coloc fetch --file gavel/.` ended in an IsADirectoryError traceback."""
+    monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
+    (tmp_path / "raw" / "gavel").mkdir(parents=True)
+    (tmp_path / "mirror" / "gavel").mkdir(parents=True)
+    code = cli.main(["fetch", "--file", file, "--url", "http://127.0.0.1:9/x", "--sha256",
+                     hashlib.sha256(PAYLOAD).hexdigest(), "--raw-dir", str(tmp_path / "raw"),
+                     "--mirror", str(tmp_path / "mirror")])
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err
+    assert err == (f"coloc fetch: source {file}: file: {file!r}: expected the path of a file (no '.' or empty part, "
+                   f"no trailing '/'): it names a folder\n"), err
+
+
+def test_fetch_onto_a_folder_is_refused_naming_it(tmp_path):
+    source = make_source(tmp_path)
+    (tmp_path / "raw" / "sub" / "table.csv").mkdir(parents=True)
+    with pytest.raises(sources.SourceError, match=r"sub/table.csv: .*raw/sub/table.csv is a folder; expected a file"):
+        sources.fetch(source, tmp_path / "raw", tmp_path / "mirror")

@@ -250,6 +250,15 @@ def paper_claims(scenarios: Mapping[str, str] | None = None, horus_policy: str =
     return rows
 
 
+WALL_CLOCK_SOURCES = ("delay",)  # claims whose coloc value is wall-clock time of the machine that ran it
+
+
+def wall_clock_claims() -> set[str]:
+    """The claim texts whose coloc value is wall-clock time (another machine times another value; the verdict
+    does not depend on it): ``coloc readme --check`` does not compare those values."""
+    return {c.claim for c in paper_claims() if c.source in WALL_CLOCK_SOURCES}
+
+
 # ---------------------------------------------------------------------------- verdict rules
 
 
@@ -713,3 +722,36 @@ def brief(table: pd.DataFrame) -> pd.DataFrame:
     out["paper_setting"] = [text(r.metric, r.paper_setting_value, r.paper_setting_low, r.paper_setting_high)
                             for r in table.itertuples()]
     return out[BRIEF_COLUMNS].fillna("")
+
+
+PAGE_STYLE = ("body{font-family:sans-serif;margin:1.5em;max-width:80em}table{border-collapse:collapse}"
+              "th,td{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}"
+              "th{background:#eee}")
+
+
+def page(brief_table: pd.DataFrame) -> str:
+    """The claims table (:func:`brief`) as a page of its own for the report (``results/claims.html``): a heading,
+    what the columns are, and the table from its first row. A page of its own opens at its top and scrolls in the
+    report; the report's front page (one screen, centred) only points here."""
+    import html
+
+    table = brief_table.rename(columns={"paper_value": "paper says", "paper_setting": "coloc, paper's setting",
+                                        "paper_setting_verdict": "verdict there", "coloc_value": "coloc, own setting",
+                                        "decided_by": "decided by"})
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Claims</title>"
+            f"<style>{PAGE_STYLE}</style></head><body>\n"
+            "<h1>Claims of the papers against coloc's measurements</h1>\n"
+            f"<p>{html.escape(PAGE_INTRO)}</p>\n"
+            + table.to_html(index=False, escape=True, border=0)
+            + "\n</body></html>\n")
+
+
+PAGE_INTRO = ("One row per headline claim of Horus (Yeung et al., TPDS 2022) and ISACPP (Liu et al., TPDS 2025): the "
+              "paper's value (with its paired bootstrap interval where the published per-job times give one), coloc's "
+              "value in the paper's setting and in its own (new job families, the measured world), each with its 95% "
+              "interval over seeds (relative changes in percent of the baseline) and its verdict (reproduced, same "
+              "direction, smaller, not reproduced, not comparable, or coloc's finding) by the rules of "
+              "lib/coloc/claims.py, and the factor whose move alone flips the verdict between the two settings "
+              "(the claims map, results/claims_map.csv). The comparisons and the reasons are in results/claims.csv "
+              "(this category).")
+

@@ -20,6 +20,7 @@ CPU rows are estimates from psutil and /proc/cpuinfo (see :func:`local_cpu_row`)
 
 from __future__ import annotations
 
+import difflib
 import os
 import platform
 import re
@@ -108,6 +109,21 @@ def canonical_gpu(name: str) -> str | None:
     return _ALIASES[max(starts, key=len)] if starts else None
 
 
+def close_names(name: str, n: int = 4) -> list[str]:
+    """Known GPU names close to an unknown ``name``: those it starts (``a100`` -> ``a100-40gb``, ``a100-80gb``),
+    else the most similar spellings (difflib), at most ``n``."""
+    key = " ".join(name.lower().split())
+    starts = [g for g in _GPU_SPECS if g.startswith(key)] if key else []
+    similar = difflib.get_close_matches(key, list(_GPU_SPECS), n=n, cutoff=0.6)
+    return (starts or similar)[:n]
+
+
+def unknown_text(name: str) -> str:
+    """``'a100' is not a device coloc knows (close names: a100-40gb, a100-80gb)``."""
+    close = close_names(name)
+    return f"{name!r} is not a device coloc knows ({'close names: ' + ', '.join(close) if close else 'no close name'})"
+
+
 def device_row(name: str) -> dict:
     """The row of one device; the name is kept as given (so the profiler's names match).
 
@@ -120,7 +136,7 @@ def device_row(name: str) -> dict:
     gpu = canonical_gpu(name)
     if gpu is None:
         raise KeyError(
-            f"device {name!r}: no specifications known; expected one of {sorted(_GPU_SPECS)}, an NVML name "
+            f"device {unknown_text(name)}; expected one of {sorted(_GPU_SPECS)}, an NVML name "
             f"such as {sorted(_ALIASES)[:3]}, or 'cpu:<model> x<threads>'"
         )
     return _gpu_row(gpu, as_name=name)

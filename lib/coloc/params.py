@@ -10,6 +10,7 @@ Supported annotations: str, int, float (an int is accepted), bool, list, dict, `
 from __future__ import annotations
 
 import os
+import uuid
 import types
 import typing
 from pathlib import Path
@@ -62,7 +63,7 @@ def _name(kind) -> str:
 
 
 class Outputs:
-    """A notebook's output files, all or none: each is written under a hidden staging name beside its final
+    """A notebook's output files, all or none: each is written under a hidden staging name of its own beside its final
     path (``outputs(path)`` returns that name) and ``commit()``, the notebook's last step, moves them into
     place. A run that fails before it leaves none of this run's files at the output paths."""
 
@@ -71,7 +72,9 @@ class Outputs:
 
     def __call__(self, path: str | Path) -> Path:
         final = Path(path)
-        staged = final.with_name(f".partial-{final.name}")  # same suffix: writers infer the format from it
+        # a name of this writer's own (two runs of a notebook at once never share one); the same suffix: writers
+        # infer the format from it
+        staged = final.with_name(f".partial-{os.getpid()}-{uuid.uuid4().hex[:8]}-{final.name}")
         final.parent.mkdir(parents=True, exist_ok=True)
         self._staged[final] = staged
         return staged

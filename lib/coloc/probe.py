@@ -11,7 +11,9 @@ and pairs tables of the profiling stage, or of a user's own source):
    and predicts the new job's normalized throughput next to every job type of the reference tables on
    that device (and each of those next to it), with the predictor's spread.
 
-The table (:data:`COLUMNS`) goes to CSV and Parquet. The probe pairs carry their measured values
+A probe succeeds only when the new job has a finite solo throughput and at least one measured pair; otherwise it
+ends with :class:`ProbeError` naming each failed measurement, its outcome and error (:func:`check_measured`),
+and writes no table. The table (:data:`COLUMNS`) goes to CSV and Parquet. The probe pairs carry their measured values
 too (``measured_norm``, ``co_runner_measured_norm``); the predictions there are the fitted model's.
 On a GPU the same code runs (``device="cuda"``); the reference tables must then be measured there.
 
@@ -49,6 +51,7 @@ from coloc.predict.base import Tables, make_queries
 from coloc.predict.references import choose_references
 from coloc.predict.registry import make_predictor
 from coloc.predict.registry import names as predictor_names
+from coloc.profiler import outcome
 from coloc.profiler.sweep import check as check_job_types
 
 DEFAULT_PREDICTOR = "completion"  # the pair predictor of the probe protocols' choice (low-rank completion)
@@ -84,11 +87,41 @@ def plan(model: str, references, repeats: int = 1, seed: int = 0) -> list[profil
 def measure(model: str, references, log_path, settings: profiler.Settings, repeats: int = 1,
             progress: bool = False, models: dict[str, str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(solo, pairs) of the probe measurements, by the profiler (the log is its resume state; ``models``: the
-    user models' fingerprints, :func:`coloc.profiler.sweep.check`, computed again when not given)."""
+    user models' fingerprints, :func:`coloc.profiler.sweep.check`, computed again when not given); ProbeError
+    without a finite solo throughput of ``model`` or a measured pair (:func:`check_measured`)."""
     records = profiler.run(plan(model, references, repeats, settings.seed), log_path, settings, progress=progress,
                            models=models)
     solo = profiler.solo_table(records)
-    return solo, profiler.pairs_table(records, solo)
+    pairs = profiler.pairs_table(records, solo)
+    check_measured(model, records, solo, pairs, log_path)
+    return solo, pairs
+
+
+def check_measured(model: str, records: list[dict], solo: pd.DataFrame, pairs: pd.DataFrame, log_path) -> None:
+    """ProbeError unless ``model`` has a finite solo throughput and at least one measured pair (feasible, both
+    normalized throughputs finite): the message names each failed measurement of the probe, its outcome and error.
+
+    A probe without them has nothing to fit on: a model that ran out of memory alone leaves an infeasible solo
+    row without a throughput, and pairs that did not fit, which a table of predictions would hide.
+    """
+    mine = solo[solo["workload"] == model]["throughput"].to_numpy(float)
+    solo_ok = bool(len(mine)) and bool(np.isfinite(mine).all() and (mine > 0).all())
+    with_model = pairs[(pairs["workload_a"] == model) | (pairs["workload_b"] == model)]
+    norms = with_model[["norm_a", "norm_b"]].to_numpy(float)
+    measured = with_model["feasible"].astype(bool) & np.isfinite(norms).all(axis=1)
+    if solo_ok and measured.any():
+        return
+    lacks = ([] if solo_ok else ["no finite solo throughput"]) + ([] if measured.any() else ["no measured pair"])
+    failed = [_failure(record) for record in records if outcome.of(record) != outcome.OK]
+    raise ProbeError(f"model {model!r}: the probe has {' and '.join(lacks)}, so nothing to predict from; failed "
+                     f"measurements: {'; '.join(failed) or 'none'} (the log {log_path})")
+
+
+def _failure(record: dict) -> str:
+    """One failed measurement in a line: its set (solo: one job), its repeat, its outcome and the error's first line."""
+    error = (record.get("error") or "").strip().splitlines()
+    reason = error[0][:300] if error else "no error text"
+    return f"{' + '.join(record['workloads'])} (repeat {record['repeat']}): {outcome.of(record)}, {reason}"
 
 
 def predict_new(model: str, device: str, ref_solo: pd.DataFrame, ref_pairs: pd.DataFrame, new_solo: pd.DataFrame,
@@ -163,8 +196,6 @@ def run(model: str, ref_solo: pd.DataFrame, ref_pairs: pd.DataFrame, out_prefix,
     if len(references) < k:
         raise ProbeError(f"device {device}: the reference pairs offer {len(references)} co-runners; asked for k = {k}")
     new_solo, new_pairs = measure(model, references, log_path, settings, repeats, progress, fingerprints)
-    if model not in set(new_solo["workload"]):
-        raise ProbeError(f"model {model!r}: its solo measurement failed on {device} (see the log {log_path})")
     if workloads is None:
         workloads = workloads_table(sorted(set(solo["workload"]) | {model}))
     table = predict_new(model, device, solo, pairs, new_solo, new_pairs, workloads, predictor, settings.seed)

@@ -12,13 +12,26 @@ predictors' scores, each scenario's mean completion times). The workflow's ``rea
 to ``results/readme.md`` and, in the default run (config ``readme.fill: true``), puts them into README.md and
 docs/results.md, so after ``snakemake --cores all`` both hold that run's numbers. ``coloc readme --check`` says
 which sections differ from a run's files (exit 1), so a number edited by hand is caught.
+
+Each scenario's headline point is the one in the config the run used: the ``readme`` rule passes them
+(``--headlines``) and records them in ``results/headlines.json`` (``--headlines-out``), which ``coloc readme``
+reads when no ``--headlines`` are given, so the command without options renders what the run rendered.
+
+``--check`` leaves out the claims whose coloc value is wall-clock time of the machine that ran it
+(:func:`coloc.claims.wall_clock_claims`: the scheduling delay): a run on another machine times another value.
+Every other cell must be equal.
 """
 from __future__ import annotations
 
+import json
+import os
 import re
+import uuid
 from pathlib import Path
 
 import pandas as pd
+
+from coloc.claims import wall_clock_claims
 
 MARK = "<!-- results:{name} (written by the run: coloc readme; do not edit) -->"
 END = "<!-- /results:{name} -->"
@@ -29,6 +42,8 @@ INPUTS = {"claims": "claims_brief.csv", "claims_map": "claims_map.csv", "predict
 VERDICT_MARKS = {"reproduced": "R", "same direction, smaller": "S", "not reproduced": "N", "not comparable": "NC",
                  "coloc's finding": "F"}
 DOCUMENTS = ("README.md", "docs/results.md")  # the files holding the sections (each section in one of them)
+HEADLINES = "headlines.json"  # in the results folder: {scenario: headline point} of the config the run used
+UNCHECKED = "(wall-clock time: not checked)"  # what --check compares in place of a wall-clock value
 
 
 def markdown(frame: pd.DataFrame) -> str:
@@ -105,14 +120,17 @@ def scenarios_section(summary: pd.DataFrame) -> str:
     return "\n".join(parts)
 
 
-def headlines_section(summary: pd.DataFrame, headlines: dict[str, float] | None = None) -> str:
-    """One table: each policy's mean completion time (h, mean over seeds) at each scenario's headline point (the
-    `headlines` given, else its last point), a column per scenario; policies by their mean rank over the columns
-    (best first), blank where a policy did not run in a scenario."""
+def headlines_section(summary: pd.DataFrame, headlines: dict[str, float]) -> str:
+    """One table: each policy's mean completion time (h, mean over seeds) at each scenario's headline point (from
+    `headlines`, which must name every scenario of the summary), a column per scenario; policies by their mean rank
+    over the columns (best first), blank where a policy did not run in a scenario."""
     columns = {}
     for scenario, runs in summary.groupby("scenario", sort=False):
         points = sorted(float(p) for p in runs["point"].unique())
-        point = (headlines or {}).get(scenario, points[-1])
+        if scenario not in headlines:
+            raise ValueError(f"scenario {scenario!r}: no headline point given (headlines for {sorted(headlines)}); "
+                             f"expected SCENARIO=POINT with POINT among its points {points}")
+        point = float(headlines[scenario])
         at = runs[runs["point"] == point]
         if at.empty:
             raise ValueError(f"scenario {scenario!r}: headline point {point!r} not among its points {points}")
@@ -123,14 +141,33 @@ def headlines_section(summary: pd.DataFrame, headlines: dict[str, float] | None 
     return markdown(table.rename_axis("policy (mean JCT, h)").reset_index())
 
 
+def run_headlines(results: str | Path) -> dict[str, float]:
+    """{scenario: headline point} the run recorded in ``<results>/headlines.json`` (the ``readme`` rule writes it
+    from the run's config); FileNotFoundError or ValueError naming the file and what was expected."""
+    path = Path(results) / HEADLINES
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} missing: the headline point of each scenario is the run's config's; the "
+                                f"workflow's readme rule records them there (snakemake {path}), or give them as "
+                                f"--headlines SCENARIO=POINT ...")
+    try:
+        values = json.loads(path.read_text())
+        if not isinstance(values, dict):
+            raise ValueError("not an object")
+        return {str(scenario): float(point) for scenario, point in values.items()}
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"{path}: {err}; expected a JSON object {{scenario: headline point}}") from None
+
+
 def sections(results: str | Path, headlines: dict[str, float] | None = None) -> dict[str, str]:
-    """Every section's Markdown from a run's results folder (`headlines`: scenario -> its headline point)."""
+    """Every section's Markdown from a run's results folder (`headlines`: scenario -> its headline point; None:
+    the run's, :func:`run_headlines`)."""
     results = Path(results)
     missing = [str(results / f) for f in INPUTS.values() if not (results / f).is_file()]
     if missing:
         raise FileNotFoundError(f"coloc readme: {missing} missing; expected a finished run's results "
                                 f"(snakemake --cores all)")
     summary = pd.read_parquet(results / INPUTS["scenarios"])
+    headlines = run_headlines(results) if headlines is None else headlines
     # (the brief's "n/a", where coloc has no counterpart, is text: not read as a missing value, printed "nan")
     return {"claims": claims_section(pd.read_csv(results / INPUTS["claims"], dtype=str, keep_default_na=False)),
             "claims-map": claims_map_section(pd.read_csv(results / INPUTS["claims_map"])),
@@ -167,8 +204,41 @@ def unplaced(texts: dict[str, str], rendered: dict[str, str]) -> list[str]:
 
 
 def stale(text: str, rendered: dict[str, str]) -> list[str]:
-    """Names of the sections marked in `text` whose body differs from the rendering."""
-    return sorted(name for name, body in found(text).items() if rendered.get(name) != body)
+    """Names of the sections marked in `text` whose body differs from the rendering, wall-clock values left out
+    (:func:`checked`)."""
+    return sorted(name for name, body in found(text).items()
+                  if name not in rendered or checked(name, rendered[name]) != checked(name, body))
+
+
+def checked(name: str, body: str) -> str:
+    """What ``--check`` compares of a section: in the claims table, the coloc value of a claim measured in
+    wall-clock time (:func:`coloc.claims.wall_clock_claims`) replaced by :data:`UNCHECKED`."""
+    if name != "claims":
+        return body
+    timed = wall_clock_claims()
+    lines = []
+    for line in body.splitlines(keepends=True):
+        # | paper | claim | paper says | coloc, paper's setting | verdict there | coloc, own setting | verdict |
+        # decided by | (bars in a cell are escaped)
+        cells = line.split(" | ")
+        if len(cells) == 8 and cells[1] in timed:
+            cells[3] = cells[5] = UNCHECKED
+        lines.append(" | ".join(cells))
+    return "".join(lines)
+
+
+def replace_text(path: str | Path, text: str) -> None:
+    """Write `text` to a temporary name unique to this writer beside `path`, with `path`'s permissions, then
+    rename it onto `path`: concurrent writers never share a temporary file, and a reader sees one whole text."""
+    path = Path(path)
+    temporary = path.with_name(f".{path.name}.partial-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        temporary.write_text(text)
+        if path.exists():
+            os.chmod(temporary, path.stat().st_mode & 0o7777)
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 def parse_headlines(values) -> dict[str, float]:
@@ -188,27 +258,33 @@ def parse_headlines(values) -> dict[str, float]:
 def main(argv=None) -> int:
     """``coloc readme``: render a run's sections; write them to a file, fill the documents, or check them."""
     import argparse
-    import os
     import sys
 
     parser = argparse.ArgumentParser(prog="coloc readme", description=__doc__.split("\n\n")[0])
     parser.add_argument("--results", default="results", help="the run's results folder")
     parser.add_argument("--readme", nargs="+", default=list(DOCUMENTS),
                         help="the files with the marked sections (each section marked in exactly one)")
-    parser.add_argument("--headlines", nargs="*", default=(), metavar="SCENARIO=POINT",
-                        help="each scenario's headline point (default: its last point)")
+    parser.add_argument("--headlines", nargs="*", default=None, metavar="SCENARIO=POINT",
+                        help=f"each scenario's headline point (default: the run's, <results>/{HEADLINES})")
     parser.add_argument("--sections-out", help="write every rendered section here (Markdown)")
+    parser.add_argument("--headlines-out", help="record the headline points used here (JSON; the readme rule "
+                                                f"writes <results>/{HEADLINES})")
     action = parser.add_mutually_exclusive_group()
     action.add_argument("--fill", action="store_true", help="put the sections into the files")
     action.add_argument("--check", action="store_true", help="exit 1, naming them, if the files' sections differ")
     args = parser.parse_args(argv)
     try:
-        rendered = sections(args.results, parse_headlines(args.headlines))
+        headlines = run_headlines(args.results) if args.headlines is None else parse_headlines(args.headlines)
+        rendered = sections(args.results, headlines)
+        if args.headlines_out:
+            Path(args.headlines_out).parent.mkdir(parents=True, exist_ok=True)
+            replace_text(args.headlines_out, json.dumps(headlines, indent=1, sort_keys=True) + "\n")
         texts = {path: Path(path).read_text() for path in args.readme} if (args.check or args.fill) else {}
         if args.sections_out:
             out = Path(args.sections_out)
             out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text("".join(f"{MARK.format(name=n)}\n{body}{END.format(name=n)}\n\n" for n, body in rendered.items()))
+            replace_text(out, "".join(f"{MARK.format(name=n)}\n{body}{END.format(name=n)}\n\n"
+                                      for n, body in rendered.items()))
         problems = unplaced(texts, rendered) if texts else []
         if problems:
             raise ValueError("; ".join(problems))
@@ -220,13 +296,11 @@ def main(argv=None) -> int:
                       f"(coloc readme --fill writes them)", file=sys.stderr)
             if different:
                 return 1
-            print(f"{', '.join(texts)}: every section equals the run in {args.results}")
+            print(f"{', '.join(texts)}: every section equals the run in {args.results} (wall-clock values not "
+                  f"compared: {', '.join(sorted(wall_clock_claims()))})")
         elif args.fill:
             for path, text in texts.items():
-                filled = fill(text, rendered)
-                temporary = Path(f"{path}.partial")
-                temporary.write_text(filled)
-                os.replace(temporary, path)
+                replace_text(path, fill(text, rendered))
                 print(f"{path}: sections {sorted(found(text))} written from {args.results}")
     except (FileNotFoundError, ValueError) as err:
         print(f"coloc readme: {err}", file=sys.stderr)

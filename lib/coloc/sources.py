@@ -66,11 +66,14 @@ def fields_problem(fields: Mapping) -> str | None:
 def relative_problem(file: str) -> str | None:
     """Why ``file`` is not a path that stays inside its folder (the raw folder, the mirror), or None.
 
-    Refused: an absolute path, a '..' part, an empty path, a backslash or a NUL character.
+    Refused: an absolute path, a '..' part, an empty path, a backslash or a NUL character; and a path that names a
+    folder, not a file: a '.' or empty part (``gavel/.``, ``gavel/``, ``a//b``).
     """
     path = PurePosixPath(file)
     if not path.parts or path.is_absolute() or ".." in path.parts or "\\" in file or "\0" in file:
         return "expected a relative path inside the folder (no leading '/', no '..' part, not empty, no backslash)"
+    if any(part in ("", ".") for part in file.split("/")):
+        return "expected the path of a file (no '.' or empty part, no trailing '/'): it names a folder"
     return None
 
 
@@ -140,6 +143,8 @@ def fetch(source: Source, raw_dir: str | os.PathLike, mirror: str | os.PathLike 
     hash. ``mirror`` is a folder path, used as it is (never expanded or given to a shell).
     """
     dest = Path(raw_dir) / source.file
+    if dest.is_dir():
+        raise SourceError(f"{source.file}: {dest} is a folder; expected a file there (or none)")
     if dest.exists() and sha256_of(dest) == source.sha256:
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -160,6 +165,7 @@ def _write_verified(source: Source, dest: Path, origin: str, write: Callable[[IO
     fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
     tmp = Path(tmp_name)
     try:
+        os.fchmod(fd, 0o666 & ~current_umask())  # mkstemp makes it 0600; a fetched file gets what open() would give
         with os.fdopen(fd, "wb") as out:
             write(out)
         actual = sha256_of(tmp)
@@ -171,6 +177,19 @@ def _write_verified(source: Source, dest: Path, origin: str, write: Callable[[IO
         os.replace(tmp, dest)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def current_umask() -> int:
+    """This process's umask, read from /proc (Linux) without changing it; elsewhere set and restored at once."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
 
 
 def _copy_file(origin: Path, out: IO[bytes]) -> None:

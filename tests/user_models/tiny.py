@@ -63,3 +63,18 @@ NOT_A_FUNCTION = 3
 def raises():
     """The user's function fails."""
     raise RuntimeError("weights not found")
+
+
+def too_big():
+    """A model whose forward asks for 4 TiB, more than any machine here may allocate: every run of it fails."""
+
+    class TooBig(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = nn.Linear(4, 4)
+
+        def forward(self, x):
+            scratch = torch.empty(2 ** 40, device=x.device)  # 4 TiB of float32
+            return self.linear(x) + scratch[:1]
+
+    return TooBig(), torch.randn(2, 4)

@@ -89,6 +89,8 @@ rule claims:
     output:
         claims=report("results/claims.csv", caption="../report/claims.rst", category="1 Claims"),
         brief=report("results/claims_brief.csv", caption="../report/claims.rst", category="1 Claims"),
+        # the table as a page of its own: the report shows an HTML result in a frame that opens at its top
+        page=report("results/claims.html", caption="../report/claims.rst", category="1 Claims"),
         horus_labels=report("results/horus_labels.csv", caption="../report/horus_labels.rst", category="1 Claims"),
         claims_map=report("results/claims_map.csv", caption="../report/claims_map.rst", category="1 Claims"),
         map_figure=report("figures/claims/claims_map.png", caption="../report/claims_map.rst", category="1 Claims"),
@@ -111,7 +113,8 @@ rule claims:
         "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
         "-p summary_path {input.summary:q} -p util_scores_path {input.util_scores:q} "
         "-p pair_scores_path {input.pair_scores:q} -p delay_path {input.delay:q} -p map_path {input.claims_map:q} "
-        "-p claims_path {output.claims:q} -p brief_path {output.brief:q} -p horus_labels_path {output.horus_labels:q} "
+        "-p claims_path {output.claims:q} -p brief_path {output.brief:q} -p page_path {output.page:q} "
+        "-p horus_labels_path {output.horus_labels:q} "
         "-p claims_map_path {output.claims_map:q} -p map_figure_path {output.map_figure:q} "
         "-y {params.settings:q}"
 

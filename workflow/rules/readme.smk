@@ -1,8 +1,10 @@
 import shlex
+import os
 
 # The README's result tables, written from this run's outputs (coloc.readme): results/readme.md always, and the
 # marked sections of README.md and docs/results.md themselves where config readme.fill is true (the default run;
-# never the CI run). Each scenario's headline point comes from its spec.
+# never the CI run). Each scenario's headline point comes from its spec; the rule records them in
+# results/headlines.json, where `coloc readme` without --headlines reads them.
 
 
 rule readme:
@@ -14,9 +16,12 @@ rule readme:
         scenarios="results/sim/summary.parquet",
     output:
         sections="results/readme.md",
+        headlines="results/headlines.json",
     params:
         fill="--fill" if config["readme"]["fill"] else "",
-        documents=" ".join(shlex.quote(str(REPO / d)) for d in ("README.md", "docs/results.md")),  # the workflow's own, wherever the run's working directory is
+        # the workflow's own documents, relative to the run's working directory: a clone moved with its run keeps
+        # the same params (an absolute path would change them and rerun the rule)
+        documents=" ".join(shlex.quote(os.path.relpath(REPO / d)) for d in ("README.md", "docs/results.md")),
         headlines=" ".join(shlex.quote(f"{s}={SIM['scenario_specs'][s]['headline']}") for s in SIM["scenarios"]),
     resources:
         mem_mb=1000,
@@ -28,7 +33,7 @@ rule readme:
         ENVS / "tables.yaml"
     shell:
         "python -m coloc.cli readme --results results --readme {params.documents} --headlines {params.headlines} "
-        "--sections-out {output.sections:q} {params.fill} 2>&1 | tee {log:q}"
+        "--sections-out {output.sections:q} --headlines-out {output.headlines:q} {params.fill} 2>&1 | tee {log:q}"
 
 
 ALL_OUTPUTS.extend(rules.readme.output)

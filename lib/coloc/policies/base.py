@@ -51,6 +51,12 @@ class Policy:
             raise ValueError(f"policy {self.name!r} needs {missing} predictions; "
                              f"give Predictions with them (see coloc.sim.predictions)")
 
+    @classmethod
+    def data_problem(cls, truth, devices, workloads) -> str | None:
+        """Why the policy cannot run jobs of `workloads` on `devices` with the data `truth` gives (its solo table's
+        columns), or None: for a caller to skip a policy up front, with the reason, rather than fail in the run."""
+        return None
+
     def schedule(self, view) -> None:
         raise NotImplementedError
 
@@ -99,6 +105,12 @@ def info(name: str) -> dict:
     """{'kind', 'needs', 'optional'} of a registered policy, read from its class (nothing is built)."""
     factory = _factory(name)
     return {"kind": factory.kind, "needs": tuple(factory.needs), "optional": tuple(factory.optional)}
+
+
+def data_problem(name: str, truth, devices, workloads) -> str | None:
+    """Why policy `name` cannot run `workloads` on `devices` with `truth`'s data, or None
+    (:meth:`Policy.data_problem`)."""
+    return _factory(name).data_problem(truth, tuple(devices), tuple(workloads))
 
 
 def prediction_needs(name: str) -> tuple[str, ...]:

@@ -82,6 +82,16 @@ class Lucid(Policy):
     def queue_key(self, job: Job) -> tuple:
         return (priority(job), *fifo_key(job))
 
+    @classmethod
+    def data_problem(cls, truth, devices, workloads) -> str | None:
+        """The job types that run on one of `devices` without a packing label there (Lucid's job types have one)."""
+        labels = truth.packing_labels()
+        missing = sorted({(d, w) for d in devices for w in workloads if truth.has_solo(d, w) and (d, w) not in labels})
+        if not missing:
+            return None
+        return (f"no packing label (the solo table's lucid_label) for {len(missing)} job type(s) on the cluster's "
+                f"devices, e.g. {missing[0][1]!r} on {missing[0][0]!r}: Lucid's job types only")
+
     def reset(self, view) -> None:
         super().reset(view)
         self._pairable: dict[tuple[str, str, str], bool] = {}

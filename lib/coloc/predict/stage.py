@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from coloc.datasets import family_of, save_table
-from coloc.devices import device_table
+from coloc.devices import device_table, unknown_text
 from coloc.predict.base import Tables, predict_pairs
 from coloc.predict.evaluate import (PRED_COLUMNS, SCORE_COLUMNS, UTIL_COLUMNS, UTIL_SCORE_COLUMNS, Evaluation,
                                     evaluate, scores_of, utilization_scores)
@@ -155,8 +155,8 @@ def input_gaps(tables: Tables) -> list[str]:
         gaps.append(f"model-graph features of job types {missing[:5]}{' ...' if len(missing) > 5 else ''} "
                     f"(not in the workloads table)")
     unknown = sorted(tables.devices.loc[tables.devices["peak_flops"].isna(), "name"])
-    if unknown:
-        gaps.append(f"specifications of devices {unknown}")
+    if unknown:  # a name coloc does not know, most often a spelling of one it does: say so, with the close names
+        gaps.append(f"devices coloc knows, so no specifications: {'; '.join(unknown_text(d) for d in unknown)}")
     return gaps
 
 
