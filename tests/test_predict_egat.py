@@ -1,12 +1,13 @@
 """The published E-GGAT layer (coloc.predict.egat): attention, blocks, readout, feature groups."""
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
 
 from coloc.devices import ISACPP_FEATURES
 from coloc.predict import make_predictor
-from coloc.predict.egat import EdgeScaledAttention, PublishedNet
+from coloc.predict.egat import EdgeScaledAttention, PublishedNet, set_graphs
 
 
 def graphs(edges):
@@ -109,3 +110,62 @@ def test_egat_is_the_published_network_and_egat_coloc_the_variant():
     assert make_predictor("egat").layers == 3 and make_predictor("egat-const").edge == "constant"
     assert make_predictor("egat-const").layers == 3
     assert make_predictor("egat-coloc").layers == 2
+
+
+def test_isacpp_graphs_have_no_self_loops_and_the_named_variants_do():
+    loops = {name: make_predictor(name).self_loops for name in
+             ("egat", "egat-const", "egat-profiled", "egat-selfloops", "egat-profiled-selfloops", "egat-coloc")}
+    assert loops == {"egat": False, "egat-const": False, "egat-profiled": False, "egat-selfloops": True,
+                     "egat-profiled-selfloops": True, "egat-coloc": True}
+    assert make_predictor("egat-selfloops").layers == 3 and make_predictor("egat-profiled-selfloops").edge == "measured"
+    with pytest.raises(ValueError, match="self_loops 'no'; expected true or false"):
+        make_predictor("egat", self_loops="no").check_params()
+
+
+NODES = pd.DataFrame({"f": [1.0, 2.0, 3.0]},
+                     index=pd.MultiIndex.from_tuples([("v100", "a"), ("v100", "b"), ("v100", "c")]))
+
+
+def edge_values(calls):
+    """An edge function giving 10 x (destination's letter) + (source's letter) as 1.., recording what it was asked."""
+    def edge_fn(device, dst, src):
+        calls.extend(zip(dst, src))
+        return np.array([10 * (ord(d) - 96) + ord(s) - 96 for d, s in zip(dst, src)], float)
+    return edge_fn
+
+
+def test_graphs_without_self_loops_compute_no_edge_of_a_pair_and_every_edge_of_a_larger_set():
+    calls = []
+    x, e, adj, mask = set_graphs([("v100", ("a", "b")), ("v100", ("a", "b", "c"))], NODES, edge_values(calls))
+    assert sorted(calls) == [("a", "b"), ("a", "c"), ("b", "a"), ("b", "c"), ("c", "a"), ("c", "b")]  # the triple's
+    assert adj[0].tolist() == [[False, True, False], [True, False, False], [False, False, False]]
+    assert not adj[1].diagonal().any() and int(adj[1].sum()) == 6
+    assert float(e[0].abs().sum()) == 0.0  # the pair's edges are never read: left 0
+    assert float(e[1, 0, 2, 0]) == 13.0 and float(e[1, 2, 1, 0]) == 32.0  # edge j -> i at [i, j]
+    assert mask.tolist() == [[True, True, False], [True, True, True]]
+
+
+def test_graphs_with_self_loops_attend_to_the_job_itself_with_edge_zero():
+    calls = []
+    _, e, adj, _ = set_graphs([("v100", ("a", "b"))], NODES, edge_values(calls), self_loops=True)
+    assert adj[0].tolist() == [[True, True], [True, True]] and sorted(calls) == [("a", "b"), ("b", "a")]
+    assert e[0, :, :, 0].tolist() == [[0.0, 12.0], [21.0, 0.0]]
+
+
+def test_on_a_pair_without_self_loops_each_job_gets_its_co_runner_whatever_the_edge():
+    """ISACPP's layer on a pair: one in-edge per job, softmax weight 1, so h_i = z_j for any edge value; with a
+    self-loop the edge moves the weight between the co-runner and the job itself."""
+    torch.manual_seed(0)
+    att = EdgeScaledAttention(4, 5)
+    with torch.no_grad():
+        att.edge_scale.fill_(1.0)
+        att.mail_scale.fill_(3.0)
+    h = torch.randn(1, 2, 4)
+    z = z_of(att, h)
+    no_loops = torch.tensor([[[False, True], [True, False]]])
+    for value in (0.0, 0.7, 5.0):
+        e = torch.tensor([[[0.0, value], [value, 0.0]]]).unsqueeze(-1)
+        torch.testing.assert_close(att(h, e, no_loops), z.flip(1), rtol=0, atol=0)
+    loops = torch.ones(1, 2, 2, dtype=torch.bool)
+    small, large = (att(h, torch.tensor([[[0.0, v], [v, 0.0]]]).unsqueeze(-1), loops) for v in (0.1, 2.0))
+    assert not torch.allclose(small, large)

@@ -33,6 +33,9 @@ SMALL = {  # every pair predictor, small enough for unit tests
     "egat-const": {"hidden": 16, "layers": 1, "max_epochs": 4, "patience": 2},
     "egat-coloc": {"hidden": 16, "layers": 1, "max_epochs": 4, "patience": 2, "edge_params": {"params": {"n_estimators": 30}}},
     "egat-profiled": {"hidden": 16, "layers": 1, "max_epochs": 4, "patience": 2},
+    "egat-selfloops": {"hidden": 16, "layers": 1, "max_epochs": 4, "patience": 2,
+                       "edge_params": {"params": {"n_estimators": 30}}},
+    "egat-profiled-selfloops": {"hidden": 16, "layers": 1, "max_epochs": 4, "patience": 2},
     "interactions": {},
     "completion": {},
     "blend": {"members": {"interactions": {}, "lgbm-enc": {"params": {"n_estimators": 30}, "spread": False}}},
@@ -112,7 +115,7 @@ def test_no_leakage_held_out_family_labels_cannot_reach_its_predictions(gavel):
     """Shuffling the held-out family's pair labels in the tables the folds are cut from changes nothing; shuffling
     training labels does. What it checks: the held-out labels never reach ``fit``. The predictions are made with the
     unshuffled tables as context in every run, so a predictor that reads the measured pair at inference is not caught
-    here: egat-profiled does so by design (ISACPP's setting), see the next test."""
+    here: egat-profiled-selfloops does so by design (ISACPP's setting on graphs with self-loops), see the next test."""
     family = "lm"
     touches = (gavel.pairs["workload_a"].map(family_of) == family) | (gavel.pairs["workload_b"].map(family_of) == family)
     held = Tables(gavel.workloads, gavel.solo, shuffled_labels(gavel.pairs, touches, 1), gavel.devices)
@@ -131,21 +134,45 @@ def test_no_leakage_held_out_family_labels_cannot_reach_its_predictions(gavel):
         assert not np.array_equal(fold_predictions(trained, name), base), name
 
 
-def test_egat_profiled_reads_the_measured_pair_at_inference_and_egat_does_not(gavel):
+def test_only_the_self_loop_form_of_egat_profiled_reads_the_measured_pair_at_inference(gavel):
     """ISACPP's setting, labelled: egat-profiled's edges at inference are the measured slowdowns of the pairs it
-    predicts (every pair profiled beforehand), so changing the held-out pairs' labels in the inference context changes
-    its predictions; egat's (predicted edges, coloc's setting) do not change. Both fit on the training fold only."""
+    predicts (every pair profiled beforehand). On graphs with self-loops (egat-profiled-selfloops) the edge weighs the
+    co-runner against the job itself, so changing the held-out pairs' labels in the inference context changes its
+    predictions. On ISACPP's graphs (egat-profiled, no self-loops) a job of a pair has one in-edge, whose softmax
+    weight is 1 whatever the edge, so they cannot; nor can egat's (predicted edges, coloc's setting). All fit on the
+    training fold only."""
     family = "lm"
     touches = (gavel.pairs["workload_a"].map(family_of) == family) | (gavel.pairs["workload_b"].map(family_of) == family)
     other = Tables(gavel.workloads, gavel.solo, shuffled_labels(gavel.pairs, touches, 1), gavel.devices)
     fold = next(f for f in folds(gavel, "lofo") if f.held_out == family)
-    for name, reads_pair in (("egat-profiled", True), ("egat", False)):
+    for name, reads_pair in (("egat-profiled-selfloops", True), ("egat-profiled", False), ("egat", False)):
         predictor = make_predictor(name, 0, **SMALL[name]).fit(fold.train, groups="family")
         seen = predict_pairs(predictor, fold.test, gavel)[["pred_norm_a", "pred_norm_b"]].to_numpy()
         moved = predict_pairs(predictor, fold.test, other)[["pred_norm_a", "pred_norm_b"]].to_numpy()
         assert (not np.array_equal(seen, moved)) == reads_pair, name
     summary_row = stage.setting(params_of(make_predictor("egat-profiled", 0)))
     assert summary_row == stage.PROFILED_SETTING and stage.setting(params_of(make_predictor("egat", 0))) == stage.OUT_OF_FOLD
+
+
+def test_on_isacpp_graphs_no_edge_changes_a_pair_prediction(gavel):
+    """Without self-loops a job of a pair has one in-edge, whose softmax weight is 1 whatever its value: egat
+    (LightGBM edges), egat-const (constant edges) and egat-profiled (measured edges) make the same pair predictions,
+    bit for bit, and egat fits its LightGBM edge model only when a set of three jobs is predicted. With self-loops
+    (egat-selfloops) the edges count."""
+    fold = folds(gavel, "random5", seed=0)[0]
+    small = {"hidden": 16, "layers": 1, "max_epochs": 3, "patience": 2}
+    lgbm = {"edge_params": {"params": {"n_estimators": 30}}}
+    predictions = {}
+    for name, options in (("egat", lgbm), ("egat-const", {}), ("egat-profiled", {}), ("egat-selfloops", lgbm)):
+        model = make_predictor(name, 0, **small, **options).fit(fold.train)
+        predictions[name] = predict_pairs(model, fold.test, gavel)[["pred_norm_a", "pred_norm_b"]].to_numpy()
+    np.testing.assert_array_equal(predictions["egat-const"], predictions["egat"])
+    np.testing.assert_array_equal(predictions["egat-profiled"], predictions["egat"])
+    assert not np.array_equal(predictions["egat-selfloops"], predictions["egat"])
+    egat = make_predictor("egat", 0, **small, **lgbm).fit(fold.train)
+    assert egat.edges_ is None
+    triple = egat.predict(make_queries(["v100"], [NAMES[0]], [(NAMES[2], NAMES[4])]), gavel)
+    assert isinstance(egat.edges_, EdgeModel) and np.isfinite(triple["pred_norm"]).all()
 
 
 def test_egat_profiled_trains_on_the_measured_edges_and_only_it_may_use_them(gavel):

@@ -29,6 +29,8 @@ CHANGED = {
     ("pair", "egat"): {"hidden": 8, "max_epochs": 2, "edge_params": {"params": {"n_estimators": 10}}},
     ("pair", "egat-const"): {"hidden": 8, "max_epochs": 2},
     ("pair", "egat-profiled"): {"hidden": 8, "max_epochs": 2},
+    ("pair", "egat-selfloops"): {"hidden": 8, "max_epochs": 2, "self_loops": False},
+    ("pair", "egat-profiled-selfloops"): {"hidden": 8, "max_epochs": 2},
     ("pair", "egat-coloc"): {"hidden": 8, "max_epochs": 2, "drop": ("gpu",)},
     ("pair", "interactions"): {"alphas": (1.0, 2.0)},
     ("pair", "completion"): {"rank": 1, "penalty": 2.0, "across_devices": False},
@@ -192,6 +194,17 @@ def test_predictions_and_scores_record_each_predictors_parameters(small):
     assert scores.groupby("predictor")["params"].first().to_dict() == {k: v[0] for k, v in params.items()}
     summary = stage.summary(stage.scores(run, "gavel"))
     assert summary.set_index("predictor")["params"].to_dict() == {k: v[0] for k, v in params.items()}
+
+
+def test_summary_gives_the_mean_mape_over_seeds_with_its_t_interval():
+    rows = [{"dataset": "gavel", "protocol": "random5", "predictor": p, "params": "{}", "seed": seed, "scope": "overall",
+             "key": "all", "MAE": 0.1, "MAPE": mape, "RMSLE": 0.1, "R2": 0.5, "max_error": 0.3, "n": 10}
+            for p, runs in (("egat", {0: 10.0, 1: 12.0, 2: 14.0}), ("lgbm", {0: 9.0})) for seed, mape in runs.items()]
+    summary = stage.summary(pd.DataFrame(rows)).set_index("predictor")
+    half = 4.302653 * 2.0 / 3 ** 0.5  # t(0.975, 2 df) x std 2 / sqrt(3 seeds)
+    assert summary.loc["egat", "MAPE"] == pytest.approx(12.0) and summary.loc["egat", "seeds"] == 3
+    assert summary.loc["egat", ["MAPE_low", "MAPE_high"]].tolist() == pytest.approx([12.0 - half, 12.0 + half])
+    assert summary.loc["lgbm", ["MAPE_low", "MAPE_high"]].isna().all()  # one seed: no interval
 
 
 def test_run_files_are_named_by_kind_dataset_and_protocol():

@@ -80,6 +80,21 @@ def test_sections_render_the_runs_numbers(tmp_path):
         "| coloc | 1.73 |", "| fifo | 2.31 |"]  # given headlines win
 
 
+def test_a_predictor_run_with_several_seeds_shows_its_interval_and_the_note_says_what_it_is():
+    summary = pd.DataFrame([
+        {"dataset": "gavel", "protocol": "random5", "predictor": "egat", "MAPE": 11.0, "MAPE_low": 10.104,
+         "MAPE_high": 11.896, "setting": "out of fold"},
+        {"dataset": "gavel", "protocol": "lofo", "predictor": "egat", "MAPE": 26.0, "MAPE_low": None, "MAPE_high": None,
+         "setting": "out of fold"},
+        {"dataset": "gavel", "protocol": "random5", "predictor": "lgbm", "MAPE": 9.0, "MAPE_low": None,
+         "MAPE_high": None, "setting": "out of fold"}])
+    text = readme.predictors_section(summary)
+    assert "| egat | 26.00 | 11.00 [10.10, 11.90] |" in text and "| lgbm |  | 9.00 |" in text
+    assert text.endswith(readme.SEEDS_NOTE + "\n")
+    one_seed = readme.predictors_section(summary.assign(MAPE_low=None, MAPE_high=None))
+    assert "[" not in one_seed and readme.SEEDS_NOTE not in one_seed
+
+
 def test_the_headline_table_reads_each_scenarios_headline_point_and_leaves_a_policy_it_lacks_blank(tmp_path):
     summary = pd.read_parquet(results_folder(tmp_path) / "sim" / "summary.parquet")
     other = summary[summary["policy"] == "fifo"].assign(scenario="testbed", sweep="interval_s")

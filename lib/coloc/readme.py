@@ -87,20 +87,40 @@ def claims_map_section(table: pd.DataFrame) -> str:
 PREDICTOR_DATASETS = ("gavel", "lucid", "gavel-lucid")  # the datasets of the README's predictor tables, in order
 
 
+SEEDS_NOTE = ("MAPE: mean over the seeds a predictor ran; [low, high]: the 95% t interval of that mean "
+              "(coloc.stats.mean_ci), given where it ran several seeds.")
+
+
 def predictors_section(summary: pd.DataFrame) -> str:
-    """A table per dataset of PREDICTOR_DATASETS the run scored (Gavel's, Lucid's, the cross-dataset protocol's)."""
+    """A table per dataset of PREDICTOR_DATASETS the run scored (Gavel's, Lucid's, the cross-dataset protocol's);
+    SEEDS_NOTE below them when a predictor ran several seeds."""
     present = [d for d in PREDICTOR_DATASETS if (summary["dataset"] == d).any()]
-    return "\n".join(predictors_table(summary, d) for d in present)
+    tables = "\n".join(predictors_table(summary, d) for d in present)
+    several = "MAPE_low" in summary.columns and summary["MAPE_low"].notna().any()
+    return tables + (f"\n{SEEDS_NOTE}\n" if several else "")
+
+
+def mape_text(mape: float, low: float = float("nan"), high: float = float("nan")) -> str:
+    """"11.36" or, with an interval over seeds, "11.36 [10.80, 11.92]"; "" for no value."""
+    if pd.isna(mape):
+        return ""
+    return f"{mape:.2f} [{low:.2f}, {high:.2f}]" if pd.notna(low) and pd.notna(high) else f"{mape:.2f}"
 
 
 def predictors_table(summary: pd.DataFrame, dataset: str) -> str:
-    """MAPE (%) of each pair predictor under each protocol on `dataset`, mean over seeds (predictors as rows)."""
+    """MAPE (%) of each pair predictor under each protocol on `dataset`, mean over seeds with its 95% interval
+    where several seeds ran (predictors as rows, the lowest MAPE of the first protocol first)."""
     part = summary[summary["dataset"] == dataset]
     if "setting" in part.columns:
         part = part.assign(predictor=[p if s == "out of fold" else f"{p} ({s})"
                                       for p, s in zip(part["predictor"], part["setting"])])
-    table = part.pivot_table(index="predictor", columns="protocol", values="MAPE", aggfunc="first")
-    table = table.sort_values(table.columns[0]).map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
+    low, high = (part[c] if c in part.columns else float("nan") for c in ("MAPE_low", "MAPE_high"))
+    part = part.assign(text=[mape_text(*v) for v in zip(part["MAPE"], pd.Series(low, index=part.index),
+                                                          pd.Series(high, index=part.index))])
+    order = part.pivot_table(index="predictor", columns="protocol", values="MAPE", aggfunc="first")
+    order = order.sort_values(order.columns[0])
+    table = part.pivot_table(index="predictor", columns="protocol", values="text", aggfunc="first")
+    table = table.reindex(index=order.index, columns=order.columns).fillna("")
     return markdown(table.reset_index().rename(columns={"predictor": f"MAPE % on {dataset}"}))
 
 

@@ -16,15 +16,26 @@ slowdown of a pair is that pair's label, so the edge must not carry it. ``edge="
 only, cross-fitted for the training graphs (each training pair's edge comes from a model
 fitted without that pair, on inner folds carved like the protocol's test folds);
 ``edge="constant"``: every edge carries 1 (self-loops 0), so only the graph structure is
-used. Self-loops carry slowdown 0.
+used.
+
+Self-loops. ISACPP's graphs have none: its dataset.py and server.py build each graph from the
+pairs' edges only (dgl.graph of the src/dst lists), so ``egat``, ``egat-const`` and
+``egat-profiled`` have none (``self_loops=False``). On a pair each job then has one in-edge,
+whose softmax weight is 1 whatever the edge: the edge cannot change a pair's prediction, and
+those three make the same pair predictions, bit for bit (the edges matter in sets of three or
+more jobs; a pair's edges are not computed, and the LightGBM edge model is fitted only when
+such a set is predicted). ``egat-selfloops`` and ``egat-profiled-selfloops`` keep coloc's
+earlier graphs, where each job also attends to itself (edge 0), so the edge weighs the
+co-runner against the job itself; ``egat-coloc`` has them too.
 
 ``egat-profiled`` (:class:`EGGATProfiled`) is ISACPP's own setting, not coloc's honest one: ISACPP
 profiles every pair of known job types beforehand (the score server reads the co-location CSV of
 measured pairs, server.py ``get_graph_features_and_edges``), so its edges are the *measured* pair
 slowdowns, at training and at inference. Its edges are ``edge="measured"``: the training graphs'
 from the training fold's measured pairs, the predicted graphs' from the measured pairs of the
-context tables, the pair being predicted included. Its pair predictions therefore read the
-measured label of the pair they predict; ``fit`` still sees only the training fold. Its name says
+context tables, the pair being predicted included. Its predictions therefore read the
+measured label of the pair they predict, which on ISACPP's graphs can act only in sets of three
+or more jobs (``egat-profiled-selfloops``: on pairs too); ``fit`` still sees only the training fold. Its name says
 so in every table; the predictor summary lists it as ISACPP's setting. It trains no LightGBM edge
 model (the measured edges replace it), so it costs one network training, less than ``egat``.
 
@@ -32,7 +43,7 @@ model (the measured edges replace it), so it costs one network training, less th
 ``predictor/ggat_prediction_duration``), written anew. One attention head: z = LeakyReLU(W h);
 logit of edge j -> i = LeakyReLU(a.(z_i || z_j) x w_e . edge_ij) (the attention logit scaled
 by a learned scale of the edge's degradation), then multiplied by a learned mailbox scale
-w_m, softmax over the incoming edges (self included), h_i = sum_j alpha_ij z_j. A block:
+w_m, softmax over the incoming edges, h_i = sum_j alpha_ij z_j. A block:
 K heads concatenated, LeakyReLU, an output attention layer (one head) to the hidden size,
 LeakyReLU, then (all blocks but the first) a GRU gate whose parameters every block shares,
 LeakyReLU. ``layers`` = L gives ISACPP's GGAT_with_L_blocks: a first multi-head block
@@ -226,11 +237,15 @@ class EGGATNet(nn.Module):
 # ---------------------------------------------------------------------------- graphs
 
 
-def set_graphs(sets: list[tuple[str, tuple[str, ...]]], node_x: pd.DataFrame, edge_fn):
+def set_graphs(sets: list[tuple[str, tuple[str, ...]]], node_x: pd.DataFrame, edge_fn, self_loops: bool = False):
     """Dense batch of graphs: x [B, N, F], e [B, N, N, 1], adj [B, N, N], mask [B, N].
 
     ``sets``: (device, job types) per graph; ``node_x`` indexed by (device, workload);
-    ``edge_fn(device, dst, src)`` -> arrays of edge values for aligned lists.
+    ``edge_fn(device, dst, src)`` -> arrays of edge values for aligned lists. Every job has an
+    edge from every other job of its set; ``self_loops`` adds an edge from each job to itself
+    (edge value 0). ISACPP's graphs have none (its dataset.py and server.py build the graph from
+    the pairs' edges only). Without self-loops a pair's edges hold 0: each job has one in-edge, whose
+    value cannot change the attention (a softmax over one logit is 1).
     """
     n_max = max(len(jobs) for _, jobs in sets)
     b, f = len(sets), node_x.shape[1]
@@ -246,6 +261,8 @@ def set_graphs(sets: list[tuple[str, tuple[str, ...]]], node_x: pd.DataFrame, ed
         k = len(jobs)
         x[g, :k], mask[g, :k] = feats[pos:pos + k], True
         pos += k
+        if k == 2 and not self_loops:
+            continue  # one in-edge per job: its value cannot change the output (GraphPairModel._reads_edges)
         for i in range(k):
             for j in range(k):
                 if i != j:
@@ -255,6 +272,8 @@ def set_graphs(sets: list[tuple[str, tuple[str, ...]]], node_x: pd.DataFrame, ed
         g_idx, i_idx, j_idx = map(np.array, zip(*slots))
         e[g_idx, i_idx, j_idx, 0] = values
     adj = mask[:, :, None] & mask[:, None, :]
+    if not self_loops:
+        adj &= ~np.eye(n_max, dtype=bool)
     return tuple(torch.from_numpy(a) for a in (x, e, adj, mask))
 
 
@@ -330,13 +349,15 @@ class GraphPairModel(Predictor):
     def __init__(self, seed: int = 0, hidden: int = 512, heads: int = 3, layers: int = 2,
                  edge: str = "lgbm", lr: float = 1e-3, batch_size: int = 64, max_epochs: int = 200,
                  patience: int = 20, val_fraction: float = 0.15, solo_feature: bool = False,
-                 clip_inputs: bool = True, edge_params: dict | None = None, drop: tuple = ()):
+                 clip_inputs: bool = True, edge_params: dict | None = None, drop: tuple = (),
+                 self_loops: bool = False):
         super().__init__(seed)
         self.hidden, self.heads, self.layers, self.edge = hidden, heads, layers, edge
         self.lr, self.batch_size, self.max_epochs, self.patience = lr, batch_size, max_epochs, patience
         self.val_fraction, self.solo_feature, self.clip_inputs = val_fraction, solo_feature, clip_inputs
         self.edge_params = edge_params  # options of the LightGBM pair baseline of the edges (edge "lgbm")
         self.drop = drop  # node feature groups left out (FEATURE_GROUPS)
+        self.self_loops = self_loops  # an edge from each job to itself (coloc's earlier form; not ISACPP's graphs)
 
     profiled = False  # True: may read the measured pairs at inference (ISACPP's setting, egat-profiled)
     limits = {"hidden": (1, 2048), "heads": (1, 8), "layers": (1, 8), "batch_size": (1, 512),
@@ -359,6 +380,8 @@ class GraphPairModel(Predictor):
             raise ValueError(f"drop {list(self.drop)} leaves no node features")
         if not (isinstance(self.layers, int) and self.layers >= 1):
             raise ValueError(f"layers {self.layers!r}; expected an integer >= 1")
+        if not isinstance(self.self_loops, bool):
+            raise ValueError(f"self_loops {self.self_loops!r}; expected true or false")
 
     # -- node features
     def _feature_columns(self, workloads: pd.DataFrame) -> list[str]:
@@ -379,6 +402,18 @@ class GraphPairModel(Predictor):
         return scaled.fillna(0.0)
 
     # -- edges
+    def _reads_edges(self, sets) -> bool:
+        """Whether an edge value can change the output on these graphs: always with self-loops; without them
+        only in a set of three or more jobs. In a pair the softmax runs over one in-edge (weight 1 whatever
+        its logit), so the edge value cannot change the prediction and is not computed (set_graphs)."""
+        return self.self_loops or any(len(jobs) > 2 for _, jobs in sets)
+
+    def _edge_model(self) -> "EdgeModel":
+        """The LightGBM edge model (edge "lgbm"), fitted on the training fold when an edge is first read."""
+        if self.edges_ is None:
+            self.edges_ = EdgeModel(self.seed, **(self.edge_params or {})).fit(self.train_)
+        return self.edges_
+
     def _edge_fn(self, context: Tables, known: dict | None = None):
         if self.edge == "constant":
             return lambda device, dst, src: np.ones(len(dst))
@@ -386,7 +421,7 @@ class GraphPairModel(Predictor):
             known = measured_edges(context) if known is None else known
         if known is not None:
             return lambda device, dst, src: np.array([known[k] for k in zip(device, dst, src)])
-        return lambda device, dst, src: self.edges_.predict(context, device, dst, src)
+        return lambda device, dst, src: self._edge_model().predict(context, device, dst, src)
 
     # -- what a subclass gives
     def _training_pairs(self, train: Tables) -> pd.DataFrame:
@@ -408,14 +443,13 @@ class GraphPairModel(Predictor):
         raw = self._raw_nodes(train)
         self.min_, span = raw.min(), raw.max() - raw.min()
         self.span_ = span.where(span > 0, 1.0)
-        known = None
-        if self.edge == "lgbm":
-            self.edges_ = EdgeModel(self.seed, **(self.edge_params or {})).fit(train)
-            known = self.edges_.training_edges(train, groups)
-        elif self.edge == "measured":
-            known = measured_edges(train)  # the training fold's measured pairs (ISACPP profiled them)
         sets = [(d, (a, b)) for d, a, b in pairs[["device", "workload_a", "workload_b"]].itertuples(index=False)]
-        x, e, adj, mask = set_graphs(sets, self._nodes(train), self._edge_fn(train, known))
+        self.train_, self.edges_, known = train, None, None
+        if self._reads_edges(sets) and self.edge == "lgbm":
+            known = self._edge_model().training_edges(train, groups)
+        elif self._reads_edges(sets) and self.edge == "measured":
+            known = measured_edges(train)  # the training fold's measured pairs (ISACPP profiled them)
+        x, e, adj, mask = set_graphs(sets, self._nodes(train), self._edge_fn(train, known), self.self_loops)
         y = self._targets(pairs, train)
         fit, val = self._split(pairs, groups)
         self.net_, self.epochs_ = self._train(x, e, adj, y, fit, val)
@@ -472,7 +506,7 @@ class GraphPairModel(Predictor):
     def _outputs(self, queries: pd.DataFrame, context: Tables) -> torch.Tensor:
         """The network's output for each query's job (node 0 of the query's graph)."""
         sets = [(d, (w, *co)) for d, w, co in queries[["device", "workload", "co_runners"]].itertuples(index=False)]
-        x, e, adj, _ = set_graphs(sets, self._nodes(context), self._edge_fn(context))
+        x, e, adj, _ = set_graphs(sets, self._nodes(context), self._edge_fn(context), self.self_loops)
         with torch.no_grad():
             return self.net_(x, e, adj)[:, 0]
 
@@ -516,10 +550,29 @@ class EGGATProfiled(EGGAT):
 
 
 @register
+class EGGATSelfLoops(EGGAT):
+    """The published E-GGAT on coloc's earlier graphs: each job also attends to itself (a self-loop, edge 0), so
+    on a pair the edge sets the weight of the co-runner against the job itself and can change the prediction."""
+
+    name = "egat-selfloops"
+    defaults = {"self_loops": True}
+
+
+@register
+class EGGATProfiledSelfLoops(EGGATProfiled):
+    """egat-profiled (ISACPP's setting, measured edges) on coloc's earlier graphs with self-loops: the measured
+    pair's edge can change its own prediction (without self-loops it cannot, on a pair)."""
+
+    name = "egat-profiled-selfloops"
+    defaults = {"self_loops": True}
+
+
+@register
 class EGGATColoc(GraphPairModel):
-    """coloc's E-GGAT variant (the module docstring): edge added to score and message, MLP readout."""
+    """coloc's E-GGAT variant (the module docstring): edge added to score and message, MLP readout; self-loops."""
 
     name = "egat-coloc"
+    defaults = {"self_loops": True}
 
     def _network(self, in_dim, y_fit):
         net = EGGATNet(in_dim, self.hidden, self.heads, self.layers)

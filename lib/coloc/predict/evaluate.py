@@ -28,6 +28,7 @@ import torch
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
+from coloc import cpu_paths
 from coloc.predict.base import InsufficientData, Tables, params_of, predict_pairs
 from coloc.predict.inputs import util_labels
 from coloc.predict.metrics import METRICS, rmsle, score_table, scores
@@ -63,11 +64,13 @@ class Evaluation:
 
 
 def _fold_task(fold: Fold, tables: Tables, seed: int, predictors: dict) -> tuple[list, list, list]:
-    """Fit and score every predictor on one fold, with one torch, BLAS and OpenMP thread.
+    """Fit and score every predictor on one fold, with one torch, BLAS and OpenMP thread (a warning when the CPU
+    code paths are not fixed: :mod:`coloc.cpu_paths`).
 
     The workers are the parallelism: a second BLAS thread per worker on a 2-core machine made
     the interaction model's fit 4x slower (8.1 s against 1.8 s wall, measured beside a simulation job).
     """
+    cpu_paths.warn_unless_fixed("E-GGAT and other torch fits")
     torch.set_num_threads(1)
     with threadpool_limits(limits=1):
         return _fit_and_predict(fold, tables, seed, predictors)

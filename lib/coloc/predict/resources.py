@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from coloc import cpu_paths
 from coloc.predict.base import InsufficientData, Tables, pair_queries
 from coloc.predict.egat import EGGAT
 from coloc.predict.evaluate import VALIDATION_GROUPS
@@ -125,6 +126,7 @@ def evaluate_resources(tables: Tables, dataset: str, protocol: str, seeds, k: in
     :class:`coloc.predict.protocols.ProtocolSkipped`; a fold too small to fit is left out with a line in ``notes``.
     """
     notes = [] if notes is None else notes
+    cpu_paths.warn_unless_fixed("the resource E-GGAT's fits")
     resources = measured_resources(tables)
     labelled = labelled_pairs(tables, resources)
     own = group_of(JOB_GROUPS[protocol]) if protocol in JOB_GROUPS else None

@@ -17,6 +17,7 @@ import pandas as pd
 
 from coloc.datasets import family_of, save_table
 from coloc.devices import device_table, unknown_text
+from coloc.stats import mean_ci
 from coloc.predict.base import Tables, predict_pairs
 from coloc.predict.evaluate import (PRED_COLUMNS, SCORE_COLUMNS, UTIL_COLUMNS, UTIL_SCORE_COLUMNS, Evaluation,
                                     evaluate, scores_of, utilization_scores)
@@ -308,16 +309,25 @@ def setting(params: str) -> str:
 
 
 def summary(scores_table: pd.DataFrame) -> pd.DataFrame:
-    """Overall scores averaged over seeds (mean and std of MAPE), one row per dataset x protocol x predictor
-    (with its params), MAPE ascending within a dataset and protocol; ``setting`` says whether the predictions
-    are out of fold or ISACPP's setting (the measured pair read at inference: not comparable, see setting())."""
+    """Overall scores averaged over seeds (mean and std of MAPE, and the 95% t interval of the mean MAPE over
+    seeds, ``MAPE_low`` / ``MAPE_high``: NaN with one seed), one row per dataset x protocol x predictor (with its
+    params), MAPE ascending within a dataset and protocol; ``setting`` says whether the predictions are out of
+    fold or ISACPP's setting (the measured pair read at inference: not comparable, see setting())."""
     keys = ["dataset", "protocol", "predictor", "params"]
     overall = scores_table[scores_table["scope"] == "overall"]
     agg = overall.groupby(keys).agg(
         MAE=("MAE", "mean"), MAPE=("MAPE", "mean"), MAPE_std=("MAPE", "std"), RMSLE=("RMSLE", "mean"),
         R2=("R2", "mean"), max_error=("max_error", "max"), seeds=("seed", "nunique"), n=("n", "mean"))
+    interval = overall.groupby(keys)["MAPE"].agg(lambda v: _seed_interval(v.to_numpy(float)))
+    agg["MAPE_low"], agg["MAPE_high"] = interval.str[0], interval.str[1]
     out = agg.reset_index().sort_values(["dataset", "protocol", "MAPE"]).reset_index(drop=True)
     return out.assign(setting=out["params"].map(setting))
+
+
+def _seed_interval(values: np.ndarray) -> tuple[float, float]:
+    """The 95% t interval of the mean over seeds (coloc.stats.mean_ci) of the finite values; NaNs with fewer than 2."""
+    values = values[np.isfinite(values)]
+    return mean_ci(values)[1:] if len(values) >= 2 else (np.nan, np.nan)
 
 
 TARGET_COLUMNS = ["dataset", "protocol", "target_MAPE", "best_predictor", "MAPE", "seeds", "meets"]
