@@ -17,14 +17,17 @@ cluster, where Volcano first chooses a node):
   podaffinity, tainttoleration, imagelocality and podtopologyspread; mostrequested has weight 0. The resource scores
   read the pod's CPU and memory requests (the Kubernetes NodeResources scores: leastrequested, 100 x the node's free
   share after the pod, each resource rounded down to a whole point, averaged over CPU and memory; balancedresource,
-  100 x (1 - how far apart the node's CPU and memory fractions are)). The pod's GPU-memory request
-  (volcano.sh/gpu-memory) counts in none of them.
+  100 x (1 - how far apart the node's CPU and memory fractions are; newer releases add nvidia.com/gpu, whole GPUs,
+  which a GPU-sharing pod does not ask for)). The pod's GPU-memory request (volcano.sh/gpu-memory) counts in none of
+  them.
 * pkg/scheduler/plugins/binpack/binpack.go: weight 1, CPU 1, memory 1, no extended resource unless configured
   (`binpack.resources`): 100 x the node's used share after the pod, averaged over CPU and memory.
   So leastrequested and binpack add up to 100 on every node (up to leastrequested's rounding down, below one point),
   whatever the requests and the node's size: at their default weights they cancel.
 * pkg/scheduler/plugins/predicates/gpu.go (`checkNodeGPUSharingPredicate`, `predicateGPUbyMemory`) and
-  pkg/scheduler/api/node_info.go (`GetDevicesIdleGPUMemory`: a card's memory less the GPU memory of the pods on it):
+  pkg/scheduler/api/node_info.go (`GetDevicesIdleGPUMemory`: a card's memory less the GPU memory of the pods on it),
+  the releases ISACPP's plugin was built on (it reads `NodeInfo.GPUDevices[i].PodMap`; later releases moved the same
+  rule to pkg/scheduler/api/devices/nvidia/gpushare/):
   a node passes when one of its GPUs has idle memory covering the request; on the node chosen, the pod gets the
   lowest-index such GPU (the predicates plugin's allocate handler patches the pod with that index). No limit on
   the number of pods per GPU: memory alone.
