@@ -1,6 +1,7 @@
 """volcano and volcano-firstfit, plainly: every GPU of the cluster is asked whether it takes the job.
 
-The decision rules of coloc.policies.volcano without its search: every queued job in queue order; a job of several
+The decision rules of coloc.policies.volcano without its search: every queued job in queue order (past the later jobs
+of a job type and GPU count that fitted nowhere this round: room only shrinks within a round); a job of several
 GPUs (or one that may not share) takes whole idle GPUs of the first device type that runs it and has enough; a
 single-GPU job goes, for volcano-firstfit, to the lowest-index GPU that takes it, and for volcano, to the
 lowest-index GPU that takes it on a node drawn uniformly among the nodes holding such a GPU (the draw made as the
@@ -18,13 +19,20 @@ class _MemoryShare(Policy):
 
     def schedule(self, view) -> None:
         cluster = view.cluster
+        failed = set()  # (workload, GPUs) of a job that fitted nowhere: a later one fits nowhere either this round
         for job in list(view.queue.ordered()):
+            if (job.workload, job.num_gpus) in failed:
+                continue
+            if cluster.max_free() == 0 and not cluster.any_shareable():
+                return
             if job.num_gpus > 1 or not job.shareable:
                 gpus = self._whole_idle(view, job)
             else:
                 taking = [gpu for gpu in range(cluster.num_gpus) if self._takes(view, gpu, job.workload)]
                 gpus = (self._pick(view, job, taking),) if taking else None
-            if gpus is not None:
+            if gpus is None:
+                failed.add((job.workload, job.num_gpus))
+            else:
                 view.place(job, gpus)
 
     @staticmethod
