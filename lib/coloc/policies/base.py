@@ -183,20 +183,39 @@ def pack_singles(view, choose_gpu, limit: int | None = None) -> None:
 
 def first_come_with_skipping(view, choose) -> None:
     """Volcano's order: every queued job in queue order gets `choose(view, job) -> gpus | None`; a job that fits
-    nowhere is passed over, and so are the later jobs of its workload and GPU count this round (room only shrinks)."""
+    nowhere is passed over, and so are the later jobs of its workload and GPU count this round (room only shrinks).
+
+    `choose` must give a job of several GPUs whole idle GPUs (so one needing more than any device type has idle fits
+    nowhere). The next job offered is the first queued one whose workload and GPU count have not failed this round
+    (the jobs before it were placed, or are of a failed kind): the single-GPU jobs' first per workload
+    (`JobQueue.best_single`), and each larger GPU count's first past its failed kinds, a count above the most idle
+    GPUs skipped whole; so a round never walks the queue."""
     queue, cluster = view.queue, view.cluster
     failed: set[tuple[str, int]] = set()
-    for job in queue.ordered():
-        key = (job.workload, job.num_gpus)
-        if key in failed:
-            continue
-        gpus = choose(view, job)
-        if gpus is None:
-            failed.add(key)
-        else:
-            view.place(job, gpus)
-        if cluster.max_free() == 0 and not cluster.any_shareable():
+    failed_singles: set[str] = set()
+    passed: dict[int, tuple] = {}  # GPU count > 1 -> the last entry of it passed over (those before failed too)
+    while cluster.max_free() or cluster.any_shareable():
+        job = queue.best_single(failed_singles)
+        best = None if job is None else queue.entry(job)
+        most = cluster.max_free()
+        for size in [n for n in queue.sizes() if 1 < n <= most]:
+            entry = queue.first_after(size, passed.get(size))
+            while entry is not None and (queue.job(entry).workload, size) in failed:
+                passed[size] = entry
+                entry = queue.first_after(size, entry)
+            if entry is not None and (best is None or entry < best):
+                best = entry
+        if best is None:
             return
+        job = queue.job(best)
+        gpus = choose(view, job)
+        if gpus is not None:
+            view.place(job, gpus)
+        elif job.num_gpus == 1:
+            failed_singles.add(job.workload)
+        else:
+            failed.add((job.workload, job.num_gpus))
+            passed[job.num_gpus] = best
 
 
 def whole_idle_gpus(view, job) -> tuple[int, ...] | None:

@@ -86,6 +86,10 @@ class JobQueue:
         """The queued job of an entry."""
         return self._jobs[entry[-1]]
 
+    def sizes(self) -> list[int]:
+        """The GPU counts with a job waiting."""
+        return list(self._buckets)
+
     def first_after(self, num_gpus: int, entry: tuple | None) -> tuple | None:
         """The first entry after `entry` (None: from the start) among the jobs needing `num_gpus` GPUs."""
         bucket = self._buckets.get(num_gpus)
