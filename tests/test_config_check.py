@@ -110,7 +110,7 @@ def test_a_predictor_the_simulation_reads_must_be_made_by_the_predictors_stage()
 
 def test_a_policys_at_protocol_is_checked_against_the_stage_and_the_predictor_it_reads():
     config = merged(DEFAULT, on_poisson(policies=["coloc@random5", "coloc@lofo-probe-5", "fifo@random5",
-                                                   "isacpp~egat-profiled@random5"]))
+                                                   "isacpp~egat-profiled@xdevice", "isacpp~egat-profiled@random5"]))
     with pytest.raises(cfg.ConfigError) as err:
         cfg.check(config, SCHEMA)
     message = str(err.value)
@@ -118,8 +118,9 @@ def test_a_policys_at_protocol_is_checked_against_the_stage_and_the_predictor_it
     assert ("simulation.scenario_specs.poisson.policies[1]: protocol 'lofo-probe-5' of 'coloc@lofo-probe-5' is not among "
             "predictors.protocols") in message
     assert "policies[2]: policy 'fifo' reads no predictions, so '@random5' would be ignored" in message
-    assert ("policies[3]: predictor 'egat-profiled' runs only under protocols ['lofo'] "
-            "(predictors.models.egat-profiled.protocols), not protocol 'random5'") in message
+    assert ("policies[3]: predictor 'egat-profiled' runs only under protocols ['random5', 'lofo'] "
+            "(predictors.models.egat-profiled.protocols), not protocol 'xdevice'") in message
+    assert "policies[4]" not in message  # the default config runs egat-profiled under random5
 
 
 def test_the_simulation_protocol_must_be_one_the_predictors_stage_runs():

@@ -84,3 +84,16 @@ def test_every_notebook_checks_its_parameter_types(stem):
     after = [source for source, tags in code[1:] if "parameters" not in tags]
     assert "parameters" in code[0][1], f"{stem}: the first code cell is not the parameters cell"
     assert "params.check(globals())" in after[0], f"{stem}: the cell after the parameters does not check them"
+
+
+def test_claims_notebooks_default_to_the_claims_section_and_its_scenarios():
+    claims = CONFIG["claims"]
+    defaults = parameters("06_claims")
+    assert defaults["claims_section"] == claims and defaults["default_protocol"] == SIM["protocol"]
+    assert defaults["scenarios"] == {name: group["scenario"] for name, group in claims["groups"].items()}
+    assert defaults["headlines"] == {name: float(spec["headline"]) for name, spec in SIM["scenario_specs"].items()}
+    mapped = parameters("06_claims_map")
+    assert mapped["claims"] == claims
+    assert mapped["scenario_specs"] == {g: SIM["scenario_specs"][claims["groups"][g]["scenario"]]
+                                        for g in claims["map_groups"]}
+    assert mapped["settings"] == {key: SIM[key] for key in mapped["settings"]}

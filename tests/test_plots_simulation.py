@@ -197,3 +197,13 @@ def test_the_regret_figure_has_a_panel_per_scenario_the_deployable_policies_and_
 def test_the_regret_figure_says_when_no_point_has_the_bound_and_fifo():
     fig = ps.regret(regret_rows().iloc[:0], title="t")
     assert "regret is undefined" in fig.axes[0].texts[0].get_text()
+
+
+def test_titles_name_the_interference_world_and_legends_the_papers_assumption():
+    rows = ps.at_point(summary_table(), "s", 2.0)
+    assert "truth: Gavel measured pairs;" in ps.scenario_title(rows, "what", 2.0)  # the measured world
+    assert "truth: world flat:0.2 (Gavel's memory fit);" in ps.scenario_title(rows.assign(world="flat:0.2"), "w", 2.0)
+    both = pd.concat([rows.assign(world="measured"), rows.assign(world="none")])
+    assert "truth: Gavel measured pairs; world none (Gavel's memory fit)" in ps.scenario_title(both, "w", 2.0)
+    assert ps.label("isacpp@profiled-pairs", "predictive") == "isacpp@profiled-pairs (paper's assumption: measured pairs)"
+    assert ps.label("oracle", "oracle") == "oracle (oracle, upper bound)" and ps.label("isacpp", "predictive") == "isacpp"

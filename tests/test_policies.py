@@ -51,6 +51,9 @@ def test_fifo_backfills_unless_told_not_to():
     assert by_id(simulate(trace(rows), truth_abc(), policies.get("fifo"), TWO), "start_time")[3] == 2.0
     strict = simulate(trace(rows), truth_abc(), policies.get("fifo", backfill=False), TWO)
     assert by_id(strict, "start_time") == {1: 0.0, 2: 100.0, 3: 110.0}
+    # the Horus reference's fifo: its head blocks, as a policy of its own (the claims map's baseline variant)
+    blocking = simulate(trace(rows), truth_abc(), policies.get("fifo-blocking"), TWO)
+    assert by_id(blocking, "start_time") == {1: 0.0, 2: 100.0, 3: 110.0}
 
 
 def test_tiresias_prefers_least_attained_service():

@@ -82,7 +82,7 @@ def test_gavel_poisson_decides_as_the_reference(name, devices, cap, gavel_case, 
     truth, preds, table = gavel_case
     jobs, _, placed = assert_same(name, table, truth, ClusterSpec(devices, max_jobs_per_gpu=cap), preds, monkeypatch)
     assert len(placed) >= len(table)
-    if name not in ("fifo", "sjf", "tiresias"):
+    if name not in ("fifo", "fifo-blocking", "sjf", "tiresias"):
         assert (jobs["colocated_time"] > 0).any(), f"{name}: nothing shared, the packing paths went untested"
 
 
@@ -94,7 +94,7 @@ def test_few_job_types_on_many_gpus_decide_as_the_reference(name, gavel, monkeyp
     table = traces.poisson(900, ["resnet18-cifar10-b16", "lm-wikitext2-b5", "recommendation-ml20m-b512"], seed=5, load=2.5,
                            total_gpus=96, gpu_mix={1: 1.0})
     jobs, _, _ = assert_same(name, table, truth, ClusterSpec((("v100", 96),)), perturbed(truth, 1), monkeypatch)
-    if name not in ("fifo", "sjf", "tiresias"):
+    if name not in ("fifo", "fifo-blocking", "sjf", "tiresias"):
         assert (jobs["colocated_time"] > 0).sum() > 100
 
 

@@ -28,26 +28,42 @@ Verdict rules (one function per kind of claim):
   E-GGAT inference on its testbed): **not comparable**, coloc's value beside it.
 * ``finding`` (a comparison the paper does not make, e.g. ISACPP against exclusive fifo): **coloc's finding**,
   with the change and its interval; the reason says whether the interval lies below 0, above it, or holds it.
+* A positive quantity over seeds (an error, a time) is given as its geometric mean with the t interval of its
+  logs taken back (:func:`coloc.stats.positive_ci`), so its interval never reaches below 0.
+* Where the paper's per-job data exist (ISACPP's 51 completion times, :mod:`coloc.published`), the target of a
+  ``change`` claim is the published change's paired bootstrap interval over the jobs, not its point: coloc's
+  interval meeting that interval is **reproduced**.
+* A makespan claim whose runs are pinned by one job (its submission plus exclusive duration at least
+  :data:`PINNED_SHARE` of the makespan in every run of both policies) is **not comparable**: such a makespan moves
+  with that job, not the policy; the reason says so.
 * **not comparable**: the baseline is not implemented in coloc (Schedtune, Liquid), the scenario,
   policy or predictor was not run, or the quantity measured is not the paper's (e.g. an RMSLE of
-  another utilization label); the reason says which, and gives coloc's value where there is one.
+  another utilization label, or Horus's nvidia-smi utilization against effective throughput on Gavel's data, which
+  measured none); the reason says which, and gives coloc's value where there is one.
+
+Every claim is checked in two settings: coloc's (the main columns) and the paper's own as closely as the data allow
+(``paper_setting_*``, from the claims map of :mod:`coloc.claims_map` for a simulated claim; under ``protocol``
+instead of ``coloc_protocol`` for a predictor claim), and ``decided_by`` names what flips the verdict between them.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
-from coloc.stats import mean_ci, ratio_ci
+from coloc import published
+from coloc.stats import positive_ci, ratio_ci
 
 COLUMNS = ["paper", "claim", "paper_value", "scenario", "baseline", "metric", "coloc_value", "ci_low", "ci_high",
            "verdict", "reason"]
 VERDICTS = ("reproduced", "same direction, smaller", "not reproduced", "not comparable", "coloc's finding")
 KINDS = ("change", "at_most", "value", "finding")
 VALUE_FACTOR = 2.0  # a reported quantity is reproduced within this factor either way
+PINNED_SHARE = 0.9  # a makespan is pinned by one job when that job alone accounts for this share of it
 UNIMPLEMENTED = {"schedtune": "Schedtune", "liquid": "Liquid"}  # baselines of ISACPP that coloc does not implement
 SIM_KEYS = ("scenario", "policy", "seed", "point")
 SCORE_KEYS = ("dataset", "protocol", "predictor", "seed", "scope", "key")
@@ -82,6 +98,9 @@ class Claim:
     also: tuple[str, ...] = ()
     also_metrics: tuple[str, ...] = ()  # other metrics of the same comparison quoted in the reason
     differs: str = ""  # what still differs from the paper's setting, said in the reason
+    group: str = ""  # the group of simulated claims (GROUPS) whose settings the claims map moves
+    coloc_protocol: str = ""  # a predictor claim: the protocol of coloc's setting (``protocol``: the paper's)
+    not_same: tuple[str, ...] = ()  # why coloc's quantity is not the paper's (then: not comparable, value beside)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -90,7 +109,8 @@ class Claim:
             raise ValueError(f"claim {self.claim!r}: target {self.target}; expected (low, high)")
 
 
-HORUS_DIFFERS = ("Gavel's job types and measured pairs replayed on Philly arrivals, not Horus's testbed; each job "
+HORUS_DIFFERS = ("Gavel's job types and measured pairs replayed on Philly arrivals (a month of one virtual cluster), "
+                 "not the month of batch jobs Horus's simulator replays; each job "
                  "type's utilization is predicted from its graph (no nvidia-smi utilization in Gavel: the label is "
                  "implied by the training pairs or achieved FLOP/s), one value per job type, not sampled; job memory "
                  "estimated from the model graph; the truth of a 3-job GPU is the product of its measured pairs")
@@ -109,93 +129,120 @@ ISACPP_DIFFERS_3090 = ("Lucid's 56 job types and measured pairs on RTX 3090s (th
                        "E-GGAT (none runs on Lucid's data in the default run); contention 1 + 2 / predicted factor "
                        "(no resource predictions on Lucid's data); at most 2 jobs per GPU (Lucid measured pairs only)")
 RTX3090 = ", RTX 3090"  # the suffix of a claim checked on Lucid's RTX 3090 scenarios
-ISACPP_SETTINGS = (("isacpp~egat-profiled", "measured edges"), ("isacpp", "predicted edges"))
-"""ISACPP's two settings: (policy run, label). The paper's: every pair of known job types profiled beforehand, so
-the E-GGAT's edges at inference are the measured pair slowdowns; coloc's honest one: new job types, predicted edges."""
-
-
-def isacpp_settings_3090(profiled: bool) -> tuple[tuple[str, str], ...]:
-    """ISACPP's settings checked on the RTX 3090: both where isacpp~egat-profiled runs there (an E-GGAT trained on
-    Lucid's data, config/paper.yaml), else the predicted edges only."""
-    return ISACPP_SETTINGS if profiled else ISACPP_SETTINGS[1:]
+ISACPP_ALSO = ("isacpp~egat-profiled", "isacpp@random5", "isacpp@profiled-pairs")
+"""isacpp's other runs quoted beside each ISACPP claim in coloc's setting (where the scenario ran them): the E-GGAT with
+measured edges at inference, every job type seen in training, and the measured pairs themselves (ISACPP's
+assumption)."""
+GROUPS = ("horus", "isacpp", "horus-3090", "isacpp-3090")
+"""The groups of simulated claims (``claims.groups`` of the config), each on one scenario."""
+GAVEL_UTIL_NOTE = ("Horus's utilization is nvidia-smi's (the share of time a kernel runs); Gavel measured no "
+                   "utilization, so coloc's value is effective throughput, another quantity")
 
 
 def horus_sim_claims(scenario: str, policy: str, util_metric: str, differs: str, suffix: str = "",
-                     util_also: tuple[str, ...] = ()) -> list[Claim]:
+                     util_also: tuple[str, ...] = (), group: str = "horus", same_util: bool = True) -> list[Claim]:
     """Horus's three simulation claims against fifo on `scenario`; `util_metric`: the summary's utilization,
-    `util_also`: other utilization metrics quoted beside it."""
+    `util_also`: other utilization metrics quoted beside it; `same_util`: whether that metric is the quantity Horus
+    measured (nvidia-smi's utilization), else the utilization claim is not comparable (coloc's value beside it)."""
     also = tuple(p for p in ("horus", "horus~horus-implied") if p != policy)
     horus = dict(paper="Horus", source="sim", scenario=scenario, policy=policy, baseline="fifo", kind="change",
-                 also=also, differs=differs)
+                 also=also, differs=differs, group=group)
     return [
         Claim(claim=f"higher GPU utilization (up to){suffix}", paper_value="+61.5%", target=(61.5, 61.5),
-              metric=util_metric, point="best", also_metrics=util_also, **horus),
+              metric=util_metric, point="best", also_metrics=util_also,
+              not_same=() if same_util else (GAVEL_UTIL_NOTE,), **horus),
         Claim(claim=f"lower makespan{suffix}", paper_value="-23.7 to -30.7%", target=(-30.7, -23.7),
               metric="makespan", **horus),
         Claim(claim=f"lower job wait time{suffix}", paper_value="-68.3%", target=(-68.3, -68.3),
               metric="queue_delay_mean", **horus)]
 
 
-def isacpp_sim_claims(scenario: str, horus_policy: str, settings, differs: str, suffix: str = "") -> list[Claim]:
-    """ISACPP's completion-time and makespan claims on `scenario`, once per (policy, setting) of `settings`."""
+def published_target(policy: str, baseline: str, bootstrap: Mapping) -> tuple[str, tuple[float, float]]:
+    """The paper's value of ISACPP's mean completion time against ``baseline`` with its paired bootstrap interval
+    over the 51 published jobs (:func:`coloc.published.paired_change`): (text, (low, high))."""
+    value, low, high = published.paired_change(policy, baseline, int(bootstrap.get("resamples", 10_000)),
+                                               int(bootstrap.get("seed", 0)))
+    return f"{value:+.1f}% [{low:+.1f}, {high:+.1f}]", (low, high)
+
+
+def isacpp_sim_claims(scenario: str, horus_policy: str, differs: str, suffix: str = "", group: str = "isacpp",
+                      bootstrap: Mapping | None = None) -> list[Claim]:
+    """ISACPP's completion-time and makespan claims on `scenario`: isacpp as coloc runs it (predicted pair slowdowns
+    under simulation.protocol), its other runs quoted beside (:data:`ISACPP_ALSO`). Against Horus and Volcano the
+    mean completion time's target is the published change's paired bootstrap interval over its 51 jobs (the
+    makespan is one job's time: no interval)."""
     other_horus = tuple(p for p in ("horus", "horus~horus-implied") if p != horus_policy)
     names = {horus_policy: "Horus", "volcano": "Volcano", **UNIMPLEMENTED}
+    published_names = {horus_policy: "horus", "volcano": "volcano"}
+    isacpp = dict(paper="ISACPP", source="sim", scenario=scenario, policy="isacpp", kind="change", differs=differs,
+                  group=group)
     rows = []
-    for policy, setting in settings:
-        isacpp = dict(paper="ISACPP", source="sim", scenario=scenario, policy=policy, kind="change", differs=differs)
-        for metric, label, values in (("jct_mean", "mean completion time", (-16.1, -23.3, -16.6, -17.3)),
-                                      ("makespan", "makespan", (-16.8, -29.6, -26.9, -34.9))):
-            for baseline, value in zip((horus_policy, "volcano", "schedtune", "liquid"), values):
-                rows.append(Claim(claim=f"lower {label} vs {names[baseline]} ({setting}){suffix}",
-                                  paper_value=f"{value:+.1f}%", target=(value, value), metric=metric,
-                                  baseline=baseline, also=other_horus if baseline == horus_policy else (), **isacpp))
-            rows.append(Claim(claim=f"{label} vs exclusive fifo ({setting}){suffix}", paper_value="not claimed",
-                              target=(0.0, 0.0), metric=metric, baseline="fifo", **{**isacpp, "kind": "finding"}))
+    for metric, label, values in (("jct_mean", "mean completion time", (-16.1, -23.3, -16.6, -17.3)),
+                                  ("makespan", "makespan", (-16.8, -29.6, -26.9, -34.9))):
+        for baseline, value in zip((horus_policy, "volcano", "schedtune", "liquid"), values):
+            text, target = f"{value:+.1f}%", (value, value)
+            if metric == "jct_mean" and baseline in published_names:
+                text, target = published_target("isacpp", published_names[baseline], bootstrap or {})
+            also = ISACPP_ALSO + (other_horus if baseline == horus_policy else ())
+            rows.append(Claim(claim=f"lower {label} vs {names[baseline]}{suffix}", paper_value=text, target=target,
+                              metric=metric, baseline=baseline, also=also, **isacpp))
+        rows.append(Claim(claim=f"{label} vs exclusive fifo{suffix}", paper_value="not claimed", target=(0.0, 0.0),
+                          metric=metric, baseline="fifo", also=ISACPP_ALSO, **{**isacpp, "kind": "finding"}))
     return rows
 
 
-def paper_claims(horus_scenario: str = "philly-contended", isacpp_scenario: str = "isacpp-testbed",
-                 horus_policy: str = "horus~horus-implied", util_protocol: str = "random5",
-                 pair_protocol: str = "random5", isacpp_settings=ISACPP_SETTINGS,
-                 horus_scenario_3090: str = "philly-contended-3090", isacpp_scenario_3090: str = "isacpp-testbed-3090",
-                 isacpp_settings_3090=(("isacpp", "predicted edges"),),
-                 pair_predictor_3090: str = "the 3090 scenarios' predictor_norm") -> list[Claim]:
+def paper_claims(scenarios: Mapping[str, str] | None = None, horus_policy: str = "horus~horus-implied",
+                 util_protocol: str = "random5", pair_protocol: str = "random5", coloc_protocol: str = "lofo",
+                 pair_predictor_3090: str = "the 3090 scenarios' predictor_norm",
+                 bootstrap: Mapping | None = None) -> list[Claim]:
     """The papers' headline claims, each with the comparison that checks it, on Gavel's data and again on Lucid's
-    RTX 3090 data (claims ending ", RTX 3090"; a 3090 scenario named "" is left out).
+    RTX 3090 data (claims ending ", RTX 3090").
 
-    Horus's gains are measured against fifo (exclusive GPUs, first come first served) on the contended
-    trace, the regime the paper claims them in: its utilization on Gavel's data as effective throughput (Gavel
-    measured none), on the 3090 as the nvidia-smi utilization Lucid measured (``measured_util_mean``, the cluster's
-    mean over the makespan; the mean over busy GPU time, ``measured_util_busy``, quoted beside it), like for like
-    with Horus's. ISACPP's are measured on the testbed scenario against the
-    baselines it names: Horus, and Kubernetes/Volcano sharing GPUs by memory, blind to interference
-    (``volcano``); each once per setting of ``isacpp_settings`` (``isacpp_settings_3090`` on the 3090: no E-GGAT
-    runs on Lucid's data by default, so no measured-edges setting there). Rows "vs exclusive fifo" are coloc's own
-    finding (the paper compares with no exclusive scheduler). ``horus_policy``: the horus run the comparisons use
-    (the implied label by default: closer to the nvidia-smi utilization Horus measured); the other label's
-    change is quoted in the reason. ``pair_predictor_3090`` names isacpp's pair predictor on the 3090 in the reasons.
+    ``scenarios``: each group of :data:`GROUPS` -> its scenario ("" or absent leaves the group out; default: the
+    default run's). Horus's gains are measured against fifo (exclusive GPUs, first come first served) on the
+    contended trace, the regime the paper claims them in: its utilization on Gavel's data as effective throughput
+    (Gavel measured none: not comparable, coloc's value beside it), on the 3090 as the nvidia-smi utilization Lucid
+    measured (``measured_util_mean``; ``measured_util_busy`` quoted beside it), like for like with Horus's. A makespan
+    one job pins is refused (the claim's rule). ISACPP's are measured on
+    the testbed scenario against the baselines it names: Horus, and Kubernetes/Volcano sharing GPUs by memory
+    (``volcano``). Rows "vs exclusive fifo" are coloc's own finding (the paper compares with no exclusive scheduler).
+    ``horus_policy``: the horus run the comparisons use (the implied label by default: closer to the nvidia-smi
+    utilization Horus measured); the other label's change is quoted in the reason. The predictors' claims are
+    checked under ``util_protocol`` / ``pair_protocol`` in the paper's setting (every job type seen in training)
+    and under ``coloc_protocol`` in coloc's (a new family).
     """
-    rows = horus_sim_claims(horus_scenario, horus_policy, "effective_throughput", HORUS_DIFFERS)
-    if horus_scenario_3090:
-        rows += horus_sim_claims(horus_scenario_3090, horus_policy, "measured_util_mean", HORUS_DIFFERS_3090, RTX3090,
-                                 ("measured_util_busy",))
+    if scenarios is None:
+        scenarios = {"horus": "philly-contended", "isacpp": "isacpp-testbed", "horus-3090": "philly-contended-3090",
+                     "isacpp-3090": "isacpp-testbed-3090"}
+    unknown = sorted(set(scenarios) - set(GROUPS))
+    if unknown:
+        raise ValueError(f"claims groups {unknown}: expected some of {list(GROUPS)}")
+    rows = []
+    if scenarios.get("horus"):
+        rows += horus_sim_claims(scenarios["horus"], horus_policy, "effective_throughput", HORUS_DIFFERS,
+                                 same_util=False)
+    if scenarios.get("horus-3090"):
+        rows += horus_sim_claims(scenarios["horus-3090"], horus_policy, "measured_util_mean", HORUS_DIFFERS_3090,
+                                 RTX3090, ("measured_util_busy",), group="horus-3090")
     rows += [
         # on Lucid's RTX 3090 data: the label Horus used, nvidia-smi's measured GPU utilization of each job alone
         Claim(paper="Horus", claim="GPU utilization predicted with RMSLE", paper_value="0.154", kind="at_most",
-              target=(0.154, 0.154), source="util_scores", scenario=f"predictors lucid {util_protocol}",
-              metric="RMSLE", policy="horus", protocol=util_protocol, dataset="lucid"),
+              target=(0.154, 0.154), source="util_scores", scenario="predictors lucid", metric="RMSLE",
+              policy="horus", protocol=util_protocol, coloc_protocol=coloc_protocol, dataset="lucid"),
     ]
-    rows += isacpp_sim_claims(isacpp_scenario, horus_policy, isacpp_settings, ISACPP_DIFFERS)
-    if isacpp_scenario_3090:
-        rows += isacpp_sim_claims(isacpp_scenario_3090, horus_policy, isacpp_settings_3090,
-                                  ISACPP_DIFFERS_3090.format(predictor=pair_predictor_3090), RTX3090)
+    if scenarios.get("isacpp"):
+        rows += isacpp_sim_claims(scenarios["isacpp"], horus_policy, ISACPP_DIFFERS, bootstrap=bootstrap)
+    if scenarios.get("isacpp-3090"):
+        rows += isacpp_sim_claims(scenarios["isacpp-3090"], horus_policy,
+                                  ISACPP_DIFFERS_3090.format(predictor=pair_predictor_3090), RTX3090,
+                                  group="isacpp-3090", bootstrap=bootstrap)
     rows += [
         Claim(paper="ISACPP", claim="maximum time-prediction error", paper_value="8.72%", kind="at_most",
-              target=(8.72, 8.72), source="pair_scores", scenario=f"predictors gavel {pair_protocol}",
-              metric="max family MAPE (%)", policy="egat", protocol=pair_protocol),
+              target=(8.72, 8.72), source="pair_scores", scenario="predictors gavel", metric="max family MAPE (%)",
+              policy="egat", protocol=pair_protocol, coloc_protocol=coloc_protocol),
         Claim(paper="ISACPP", claim=f"maximum time-prediction error{RTX3090}", paper_value="8.72%", kind="at_most",
-              target=(8.72, 8.72), source="pair_scores", scenario=f"predictors lucid {pair_protocol}",
-              metric="max family MAPE (%)", policy="egat", protocol=pair_protocol, dataset="lucid"),
+              target=(8.72, 8.72), source="pair_scores", scenario="predictors lucid", metric="max family MAPE (%)",
+              policy="egat", protocol=pair_protocol, coloc_protocol=coloc_protocol, dataset="lucid"),
         Claim(paper="ISACPP", claim="scheduling delay at 100 queued jobs", paper_value="35.4 s", kind="value",
               target=(35.4, 35.4), source="delay", scenario="scheduling-delay", metric="decision_s",
               policy="isacpp", queued=100),
@@ -358,6 +405,8 @@ def measure_sim(claim: Claim, summary: pd.DataFrame | None, headlines: dict) -> 
     sign = math.copysign(1.0, claim.target[0])
     point = max(results, key=lambda p: sign * results[p][0])
     value, low, high, seeds = results[point]
+    if claim.metric == "makespan":
+        _refuse_pinned(summary, claim, point)
     which = "the best" if claim.point == "best" else "the headline"
     reason = (f"{claim.policy} vs {claim.baseline}, {claim.metric}, {which} point {sweep}={point:g}, "
               f"{_seeds(seeds)}: {_fmt(value, low, high, '%')}")
@@ -377,6 +426,22 @@ def measure_sim(claim: Claim, summary: pd.DataFrame | None, headlines: dict) -> 
     return value, low, high, reason
 
 
+def _refuse_pinned(summary: pd.DataFrame, claim: Claim, point: float) -> None:
+    """NotComparable when one job pins the makespan of the claim's runs: in every run of the policy and of the
+    baseline at `point`, one job's submission plus its exclusive duration (``longest_job_s``) is at least
+    :data:`PINNED_SHARE` of the makespan. Such a makespan moves with that job alone, whatever the policy."""
+    if "longest_job_s" not in summary.columns:
+        return
+    runs = summary[(summary["scenario"] == claim.scenario) & summary["policy"].isin([claim.policy, claim.baseline])
+                   & np.isclose(summary["point"].astype(float), point)]
+    share = (runs["longest_job_s"].astype(float) / runs["makespan"].astype(float))
+    if len(share) and float(share.min()) >= PINNED_SHARE:
+        raise NotComparable(f"makespan pinned by one job: in every run of {claim.policy} and {claim.baseline} at "
+                            f"{_sweep_name(summary, claim.scenario)}={point:g} one job's submission plus its exclusive "
+                            f"duration is {100 * float(share.min()):.0f}% or more of the makespan (the rule refuses "
+                            f"at {100 * PINNED_SHARE:.0f}%), so the makespan moves with that job, not the policy")
+
+
 def _scores(frame: pd.DataFrame | None, what: str, claim: Claim, metric: str) -> pd.DataFrame:
     frame = _require(frame, [*SCORE_KEYS, metric], what)
     part = frame[(frame["dataset"] == claim.dataset) & (frame["protocol"] == claim.protocol)
@@ -391,10 +456,10 @@ def measure_util_rmsle(claim: Claim, util_scores: pd.DataFrame | None) -> tuple[
     """Mean RMSLE over seeds of the utilization predictor, and whether its label is measured utilization."""
     part = _scores(util_scores, "utilization scores", claim, "RMSLE")
     overall = part[part["scope"] == "overall"]
-    value, low, high = mean_ci(overall["RMSLE"].astype(float))
+    value, low, high = positive_ci(overall["RMSLE"].astype(float))
     sources = ",".join(sorted(set(",".join(overall["util_source"].astype(str)).split(","))))
     reason = (f"{claim.policy} on {claim.dataset} ({claim.protocol}, {_seeds(overall['seed'].nunique())}), label "
-              f"{sources}: RMSLE {_fmt(value, low, high)}")
+              f"{sources}: RMSLE {_fmt(value, low, high)} (geometric mean over seeds, interval on the log scale)")
     return value, low, high, reason, sources == "measured"
 
 
@@ -406,7 +471,7 @@ def measure_max_error(claim: Claim, pair_scores: pd.DataFrame | None) -> tuple[f
         raise NotComparable(f"predictor {claim.policy!r} has no per-family scores")
     worst = family.groupby("seed")["MAPE"].max().astype(float)
     which = family.loc[family.groupby("seed")["MAPE"].idxmax(), "key"]
-    value, low, high = mean_ci(worst)
+    value, low, high = positive_ci(worst)
     data = {"gavel": "Gavel", "lucid": "Lucid's RTX 3090"}.get(claim.dataset, claim.dataset)
     reason = (f"{claim.policy} on {data} ({claim.protocol}, {_seeds(len(worst))}): largest per-family MAPE of "
               f"normalized throughput {_fmt(value, low, high, '%')} (family {', '.join(sorted(set(which)))}); "
@@ -423,9 +488,10 @@ def measure_delay(claim: Claim, delay: pd.DataFrame | None) -> tuple[float, floa
         raise NotComparable(f"no scheduling-delay run of {claim.policy!r} at {claim.queued} queued jobs")
     gpus = int(part["gpus"].min())
     part = part[part["gpus"] == gpus]
-    value, low, high = mean_ci(part["decision_s"].astype(float))
+    value, low, high = positive_ci(part["decision_s"].astype(float))
     reason = (f"{claim.policy}, {claim.queued} queued jobs on {part['cluster'].iloc[0]} ({gpus} GPUs), "
-              f"{_seeds(part['seed'].nunique())}: {_fmt(value, low, high, ' s')} per round; coloc's time holds the "
+              f"{_seeds(part['seed'].nunique())}: geometric mean {_fmt(value, low, high, ' s')} per round (a "
+              f"time's interval is taken on the log scale: it never reaches below 0); coloc's time holds the "
               f"policy's search with predictions looked up, ISACPP's also the E-GGAT inference")
     return value, low, high, reason
 
@@ -457,6 +523,9 @@ def claim_row(claim: Claim, summary=None, util_scores=None, pair_scores=None, de
     except NotComparable as err:
         return row | {"verdict": "not comparable", "reason": str(err)}
     row |= {"coloc_value": value, "ci_low": low, "ci_high": high}
+    if claim.not_same:
+        comparable = False
+        reason += "; " + "; ".join(claim.not_same)
     if not comparable:
         return row | {"verdict": "not comparable", "reason": reason}
     differs = f"; differs from the paper: {claim.differs}" if claim.differs else ""
@@ -469,14 +538,136 @@ def claim_row(claim: Claim, summary=None, util_scores=None, pair_scores=None, de
     return row | {"verdict": verdict(claim, value, low, high), "reason": reason + differs}
 
 
+SETTING_COLUMNS = ["paper_setting_value", "paper_setting_low", "paper_setting_high", "paper_setting_verdict",
+                   "paper_setting_reason", "decided_by"]
+MAP_COLUMNS = ["paper", "claim", "group", "scenario", "cell", "factor", "value", "towards_coloc", "policy", "baseline",
+               "metric", "coloc_value", "ci_low", "ci_high", "verdict", "flips", "reason"]
+
+
+def coloc_setting(claim: Claim) -> Claim:
+    """The claim as coloc's setting checks it: a predictor claim under ``coloc_protocol`` (a new family)."""
+    return replace(claim, protocol=claim.coloc_protocol) if claim.coloc_protocol else claim
+
+
+def in_cell(claim: Claim, group, cell, default_protocol: str) -> Claim:
+    """The claim's comparison as a cell of the claims map runs it (its policies renamed by the cell's setting)."""
+    from coloc.claims_map import cell_policy
+
+    def name(policy: str) -> str:
+        return cell_policy(policy, group, cell.setting, default_protocol) if policy else policy
+    return replace(claim, policy=name(claim.policy), baseline=name(claim.baseline), also=(), also_metrics=(),
+                   point="headline")  # a cell runs the headline point only
+
+
+def map_table(claims, map_summary: pd.DataFrame, groups, headlines: dict, default_protocol: str) -> pd.DataFrame:
+    """The claims map (:data:`MAP_COLUMNS`): each simulated claim of a mapped group in each cell of its group
+    (:func:`coloc.claims_map.cells`), with the verdict there and whether it differs from the paper's setting's."""
+    from coloc.claims_map import cells
+
+    by_name = {g.name: g for g in groups}
+    rows = []
+    for claim in claims:
+        group = by_name.get(claim.group)
+        if claim.source != "sim" or group is None or claim.baseline in UNIMPLEMENTED:
+            continue
+        paper_verdict = None
+        for cell in cells(group):
+            part = map_summary[(map_summary["group"] == group.name) & (map_summary["cell"] == cell.name)]
+            moved = in_cell(claim, group, cell, default_protocol)
+            row = claim_row(moved, part, headlines=headlines)
+            paper_verdict = row["verdict"] if cell.name == "paper" else paper_verdict
+            rows.append({"paper": claim.paper, "claim": claim.claim, "group": group.name, "scenario": claim.scenario,
+                         "cell": cell.name, "factor": cell.factor, "value": cell.value,
+                         "towards_coloc": cell.towards_coloc, "policy": moved.policy, "baseline": moved.baseline,
+                         "metric": row["metric"], "coloc_value": row["coloc_value"], "ci_low": row["ci_low"],
+                         "ci_high": row["ci_high"], "verdict": row["verdict"],
+                         "flips": _flips(paper_verdict, row["verdict"]), "reason": row["reason"]})
+    table = pd.DataFrame(rows, columns=MAP_COLUMNS)
+    return _rounded(table)
+
+
+def _flips(paper: str | None, verdict: str) -> bool:
+    """Whether a cell's verdict differs from the paper's setting's: both verdicts on the paper's value (a "not
+    comparable" cell, where the quantity does not exist, e.g. nvidia-smi's utilization in a world of no measured
+    pairs, flips nothing)."""
+    judged = {"reproduced", "same direction, smaller", "not reproduced"}
+    return paper is not None and paper in judged and verdict in judged and verdict != paper
+
+
+def decided_by(cells: pd.DataFrame) -> str:
+    """What flips a claim's verdict between the paper's setting and coloc's, from its rows of the map: the factors
+    whose move alone, from the paper's setting to coloc's value, changes the verdict; "the factors together" when
+    none alone does but coloc's setting differs; "" when the two settings agree and no move alone flips it."""
+    paper = cells[cells["cell"] == "paper"]
+    if paper.empty:
+        return ""
+    flips = cells[cells["towards_coloc"].astype(bool) & cells["flips"].astype(bool)]
+    if not flips.empty:
+        return "; ".join(f"{r.factor} ({r.verdict} when {r.factor} is {r.value})" for r in flips.itertuples())
+    coloc = cells[cells["cell"] == "coloc"]
+    if not coloc.empty and bool(coloc["flips"].iloc[0]):
+        return "no single factor: the factors together"
+    return ""
+
+
 def claims_table(claims, summary=None, util_scores=None, pair_scores=None, delay=None,
-                 headlines: dict | None = None) -> pd.DataFrame:
-    """The claims table (:data:`COLUMNS`), one row per claim in order. Missing inputs give "not comparable" rows."""
+                 headlines: dict | None = None, claims_map: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The claims table (:data:`COLUMNS`, then :data:`SETTING_COLUMNS`), one row per claim in order.
+
+    The main columns are coloc's setting: the simulation stage's runs (a scenario it did not run: the claims map's
+    ``coloc`` cell), a predictor claim under its ``coloc_protocol``. The paper's setting: the map's ``paper`` cell
+    of the claim (``claims_map``: :func:`map_table`), a predictor claim under its ``protocol``; "decided by" from
+    the map (:func:`decided_by`), or, for a predictor claim, "protocol" when the two protocols' verdicts differ.
+    Missing inputs give "not comparable" rows."""
     check_tables(summary, util_scores, pair_scores, delay)
-    rows = [claim_row(c, summary, util_scores, pair_scores, delay, headlines) for c in claims]
-    table = pd.DataFrame(rows, columns=COLUMNS)
-    for column in ("coloc_value", "ci_low", "ci_high"):  # four significant digits: what the data support
-        table[column] = [float(f"{v:.4g}") for v in table[column].astype(float)]
+    rows = []
+    for claim in claims:
+        cells = claims_map[claims_map["claim"] == claim.claim] if claims_map is not None else pd.DataFrame()
+        row = claim_row(coloc_setting(claim), summary, util_scores, pair_scores, delay, headlines)
+        if claim.source == "sim" and not cells.empty and row["reason"].startswith("scenario ") and \
+                row["reason"].endswith("was not run (config simulation.scenarios)"):
+            row = _from_cell(row, cells, "coloc")
+        rows.append(row | _paper_setting(claim, cells, util_scores, pair_scores, delay, headlines, row))
+    table = pd.DataFrame(rows, columns=COLUMNS + SETTING_COLUMNS)
+    return _rounded(table)
+
+
+def _from_cell(row: dict, cells: pd.DataFrame, cell: str) -> dict:
+    found = cells[cells["cell"] == cell]
+    if found.empty:
+        return row
+    hit = found.iloc[0]
+    return row | {k: hit[k] for k in ("coloc_value", "ci_low", "ci_high", "verdict")} | {
+        "reason": f"claims map, {cell} cell: {hit['reason']}"}
+
+
+def _paper_setting(claim: Claim, cells: pd.DataFrame, util_scores, pair_scores, delay, headlines,
+                   coloc_row: dict) -> dict:
+    empty = {"paper_setting_value": np.nan, "paper_setting_low": np.nan, "paper_setting_high": np.nan}
+    if claim.source in ("util_scores", "pair_scores") and claim.coloc_protocol:
+        paper = claim_row(claim, None, util_scores, pair_scores, delay, headlines)
+        flips = paper["verdict"] != coloc_row["verdict"]
+        return {"paper_setting_value": paper["coloc_value"], "paper_setting_low": paper["ci_low"],
+                "paper_setting_high": paper["ci_high"], "paper_setting_verdict": paper["verdict"],
+                "paper_setting_reason": paper["reason"],
+                "decided_by": f"protocol ({coloc_row['verdict']} under {claim.coloc_protocol})" if flips else ""}
+    found = cells[cells["cell"] == "paper"] if not cells.empty else cells
+    if claim.source != "sim" or found.empty:
+        why = ("the same comparison in both settings" if claim.source == "delay" else
+               "not run in the paper's setting (config claims.groups)")
+        return empty | {"paper_setting_verdict": "", "paper_setting_reason": why, "decided_by": ""}
+    hit = found.iloc[0]
+    return {"paper_setting_value": hit["coloc_value"], "paper_setting_low": hit["ci_low"],
+            "paper_setting_high": hit["ci_high"], "paper_setting_verdict": hit["verdict"],
+            "paper_setting_reason": hit["reason"], "decided_by": decided_by(cells)}
+
+
+def _rounded(table: pd.DataFrame) -> pd.DataFrame:
+    """Four significant digits of every value column: what the data support."""
+    for column in ("coloc_value", "ci_low", "ci_high", "paper_setting_value", "paper_setting_low",
+                   "paper_setting_high"):
+        if column in table.columns:
+            table[column] = [float(f"{v:.4g}") for v in table[column].astype(float)]
     return table
 
 
@@ -500,22 +691,25 @@ def horus_labels(summary: pd.DataFrame, headlines: dict, baseline: str = "fifo")
     return pd.concat(parts, ignore_index=True)
 
 
-BRIEF_COLUMNS = ["paper", "claim", "paper_value", "coloc_value", "verdict"]
+BRIEF_COLUMNS = ["paper", "claim", "paper_value", "paper_setting", "paper_setting_verdict", "coloc_value", "verdict",
+                 "decided_by"]
 
 
 def brief(table: pd.DataFrame) -> pd.DataFrame:
-    """The claims table for a narrow page: coloc's value as one text, "value [low, high]" (with % for a change),
-    "n/a" where there is none (a lone "-" is a list item in reStructuredText); the comparison and reason are
-    left to the full table."""
-    def text(row) -> str:
-        if not math.isfinite(row.coloc_value):
+    """The claims table for a narrow page: coloc's value in each setting as one text, "value [low, high]" (with % for
+    a change), "n/a" where there is none (a lone "-" is a list item in reStructuredText); the comparison and reasons
+    are left to the full table."""
+    def text(metric: str, value: float, low: float, high: float) -> str:
+        if not math.isfinite(value):
             return "n/a"
-        interval = _interval_text(row.ci_low, row.ci_high).replace(" (no interval)", "")
-        if row.metric.endswith("(change %)"):
-            return f"{row.coloc_value:+.3g}%{interval}"
-        unit = "%" if row.metric.endswith("(%)") else " s" if row.metric.endswith("_s") else ""
-        return f"{row.coloc_value:.3g}{unit}{interval}"
+        interval = _interval_text(low, high).replace(" (no interval)", "")
+        if metric.endswith("(change %)"):
+            return f"{value:+.3g}%{interval}"
+        unit = "%" if metric.endswith("(%)") else " s" if metric.endswith("_s") else ""
+        return f"{value:.3g}{unit}{interval}"
 
-    out = table[["paper", "claim", "paper_value", "verdict"]].copy()
-    out["coloc_value"] = [text(row) for row in table.itertuples()]
-    return out[BRIEF_COLUMNS]
+    out = table[["paper", "claim", "paper_value", "paper_setting_verdict", "verdict", "decided_by"]].copy()
+    out["coloc_value"] = [text(r.metric, r.coloc_value, r.ci_low, r.ci_high) for r in table.itertuples()]
+    out["paper_setting"] = [text(r.metric, r.paper_setting_value, r.paper_setting_low, r.paper_setting_high)
+                            for r in table.itertuples()]
+    return out[BRIEF_COLUMNS].fillna("")

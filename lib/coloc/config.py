@@ -169,7 +169,8 @@ def cross_problems(config: dict) -> list[str]:
       nothing else; an ``@protocol`` goes only on a policy that reads predictions; its cluster parses and has
       only its dataset's device types (Gavel's K80/P100/V100; Lucid's RTX 3090 for ``dataset: lucid``); its
       swept key suits its trace (load: philly, poisson; interval_s: testbed; gpus: a cluster of one device
-      type); its headline is one of the sweep's points.
+      type); its headline is one of the sweep's points; its ``world`` (and ``simulation.world``) an interference
+      world (``measured``, ``none``, ``flat:<s>``; coloc.sim.interference.parse_world).
     * ``simulation.predictor_norm`` is a registered pair predictor, ``simulation.predictor_util`` a
       utilization predictor, ``simulation.protocol`` (and each ``@protocol``) one of ``predictors.protocols``.
       Each predictor a simulated policy reads (the scenario's own ``predictor_norm`` / ``predictor_util`` where
@@ -193,14 +194,99 @@ def cross_problems(config: dict) -> list[str]:
         problems += [f"simulation.scenarios[{i}]: no spec for scenario {name!r} in simulation.scenario_specs "
                      f"(has {sorted(sim['scenario_specs'])})" for i, name in enumerate(sim["scenarios"])
                      if name not in sim["scenario_specs"]]
+        problems += _world_problems("simulation.world", sim.get("world", "measured"))
         for name, spec in sim["scenario_specs"].items():
             problems += _scenario_problems(f"simulation.scenario_specs.{name}", spec)
+            if "world" in spec:
+                problems += _world_problems(f"simulation.scenario_specs.{name}.world", spec["world"])
     if sim and pred:
         problems += _simulation_problems(sim, pred)
     if config.get("probing") and sim:
         problems += _probing_problems(config["probing"], sim, pred)
     if config.get("scheduling_delay"):
         problems += _delay_problems(config["scheduling_delay"])
+    if config.get("claims") and sim:
+        problems += _claims_problems(config["claims"], sim, pred)
+    return problems
+
+
+WORLD_PATTERN = r"^(measured|none|flat:[0-9]+(\.[0-9]+)?)$"
+
+
+def _claims_problems(claims: dict, sim: dict, pred: dict | None) -> list[str]:
+    """The claims section: each mapped group exists; its scenario is a spec; its policies are registered and hold
+    every policy its claims compare; each factor's values are valid (a world, a protocol the predictors stage makes
+    or ``profiled-pairs``, a registered baseline, a cluster of the scenario's dataset, a cap); coloc's value of
+    each factor is the scenario's own setting (so coloc's cell is the simulation stage's run); and every prediction
+    file a cell's policy reads is made (checked as for a scenario running every cell's policies)."""
+    import re
+
+    from coloc import claims_map
+
+    problems = [f"claims.map_groups[{i}]: {name!r} is not among claims.groups {sorted(claims['groups'])}"
+                for i, name in enumerate(claims["map_groups"]) if name not in claims["groups"]]
+    extra_specs = {}
+    for name, entry in claims["groups"].items():
+        where = f"claims.groups.{name}"
+        spec = sim["scenario_specs"].get(entry["scenario"])
+        if spec is None:
+            problems.append(f"{where}.scenario: {entry['scenario']!r} is not a key of simulation.scenario_specs "
+                            f"{sorted(sim['scenario_specs'])}")
+            continue
+        problems += [line for i, policy in enumerate(entry["policies"])
+                     for line in _policy_problems(f"{where}.policies[{i}]", policy)]
+        wanted = {claims["horus_policy"], "fifo"} | ({"isacpp", "volcano"} if entry["paper"] == "ISACPP" else set())
+        missing = sorted(wanted - set(entry["policies"]))
+        if missing:
+            problems.append(f"{where}.policies: lacks {missing}, which its claims compare")
+        own = {"world": spec.get("world", sim.get("world", "measured")), "protocol": sim["protocol"],
+               "cluster": spec["cluster"], "cap": spec.get("max_jobs_per_gpu", sim["max_jobs_per_gpu"])}
+        factors = entry["factors"]
+        for fname, factor in factors.items():
+            here = f"{where}.factors.{fname}"
+            values = [factor["paper"], factor["coloc"], *factor.get("also", [])]
+            problems += _factor_problems(here, fname, values, factor, entry, spec, sim, pred, re)
+            if fname in own and factor["coloc"] != own[fname]:
+                problems.append(f"{here}.coloc: {factor['coloc']!r} is not the scenario's own {fname} {own[fname]!r}; "
+                                f"coloc's setting must be the simulation stage's run of {entry['scenario']!r}")
+            if fname == "baseline" and factor["coloc"] != factor.get("role"):
+                problems.append(f"{here}.coloc: {factor['coloc']!r}; coloc's baseline is the role's policy "
+                                f"{factor.get('role')!r} itself")
+        if problems or name not in claims["map_groups"]:
+            continue
+        group = claims_map.group_from_config(name, entry)
+        policies_run = sorted({r.policy for r in claims_map.plan([group], {entry["scenario"]: spec}, sim["protocol"])})
+        extra_specs[f"claims-map-{name}"] = {**spec, "policies": policies_run}
+    if extra_specs and pred and not problems:
+        mapped = {**sim, "scenarios": list(extra_specs), "scenario_specs": {**sim["scenario_specs"], **extra_specs}}
+        problems += [line.replace("simulation.scenario_specs.claims-map-", "claims.groups.")
+                     for line in _simulation_problems(mapped, pred) if "claims-map-" in line]
+    return problems
+
+
+def _factor_problems(here: str, fname: str, values: list, factor: dict, entry: dict, spec: dict, sim: dict,
+                     pred: dict | None, re) -> list[str]:
+    from coloc import policies
+    from coloc.claims_map import PROFILED
+
+    problems = []
+    if fname != "baseline" and factor.get("role"):
+        problems.append(f"{here}.role: only the baseline factor names a role")
+    for value in values:
+        if fname == "world" and not (isinstance(value, str) and re.match(WORLD_PATTERN, value)):
+            problems.append(f"{here}: world {value!r}; expected measured, none or flat:<s> (s >= 0, e.g. flat:0.2)")
+        elif fname == "protocol" and value != PROFILED and pred and value not in pred["protocols"]:
+            problems.append(f"{here}: protocol {value!r} is neither {PROFILED!r} nor among predictors.protocols "
+                            f"{pred['protocols']}")
+        elif fname == "baseline" and value not in policies.names():
+            problems.append(f"{here}: baseline {value!r} is not a registered policy; known: {policies.names()}")
+        elif fname == "cluster":
+            problems += _clusters_problems(here, str(value), spec.get("dataset", "gavel"))[0]
+        elif fname == "cap" and value is not None and not (isinstance(value, int) and not isinstance(value, bool)
+                                                           and value >= 1):
+            problems.append(f"{here}: cap {value!r}; expected an integer >= 1, or null (memory alone decides)")
+    if fname == "baseline" and factor.get("role") not in entry["policies"]:
+        problems.append(f"{here}.role: {factor.get('role')!r} is not among the group's policies {entry['policies']}")
     return problems
 
 
@@ -303,6 +389,17 @@ def _profiling_problems(prof) -> list[str]:
     return problems
 
 
+def _world_problems(where: str, world) -> list[str]:
+    """An interference world's text (coloc.sim.interference.parse_world) at key `where`."""
+    from coloc.sim.interference import parse_world
+
+    try:
+        parse_world(world, where)
+    except ValueError as err:
+        return [str(err)]
+    return []
+
+
 def _scenario_problems(where: str, spec: dict) -> list[str]:
     from coloc.sim.scenarios import SOURCE_SWEEPS
 
@@ -367,6 +464,7 @@ def _model_sections(pred: dict) -> dict[str, tuple[str, dict]]:
 def _policy_problems(where: str, entry: str) -> list[str]:
     """A scenario's policy entry '<policy>[~<predictor>][@<protocol>]' against the registries."""
     from coloc import policies
+    from coloc.sim.experiment import PROFILED_PAIRS
 
     known, problems = policies.names(), []
     rest, at, protocol = entry.partition("@")
@@ -384,6 +482,13 @@ def _policy_problems(where: str, entry: str) -> list[str]:
     if at and kind is None:
         problems.append(f"{where}: policy {name!r} reads no predictions, so '@{protocol}' would be ignored; a "
                         f"protocol goes only with {readers}")
+    elif protocol == PROFILED_PAIRS and kind != "pair":
+        pair_readers = [p for p in known if _override_kind(p) == "pair"]
+        problems.append(f"{where}: '@{PROFILED_PAIRS}' gives measured pairs in place of pair predictions, and "
+                        f"policy {name!r} reads none; it goes only with {pair_readers}")
+    elif protocol == PROFILED_PAIRS and predictor:
+        problems.append(f"{where}: '~{predictor}' names a pair predictor, but '@{PROFILED_PAIRS}' reads the measured "
+                        f"pairs in its place; give one of them")
     return problems
 
 
@@ -396,6 +501,7 @@ def _override_kind(policy: str) -> str | None:
 
 def _simulation_problems(sim: dict, pred: dict) -> list[str]:
     from coloc import policies
+    from coloc.sim.experiment import PROFILED_PAIRS, PROFILED_UTIL_PROTOCOL
 
     protocol, problems = sim["protocol"], []
     if protocol not in pred["protocols"]:
@@ -423,12 +529,14 @@ def _simulation_problems(sim: dict, pred: dict) -> list[str]:
             name, _, predictor = rest.partition("~")
             kinds = reads(name) if name in policies.names() else ()
             here = f"simulation.scenario_specs.{scenario}.policies[{i}]"
-            if at and kinds and own not in pred["protocols"]:
+            if at and kinds and own not in pred["protocols"] and own != PROFILED_PAIRS:
                 problems.append(f"{here}: protocol {own!r} of {entry!r} is not among predictors.protocols "
-                                f"{pred['protocols']}, so no predictions are made under it")
+                                f"{pred['protocols']} (nor {PROFILED_PAIRS!r}), so no predictions are made under it")
                 continue
             used = own or protocol
             override = _override_kind(name) if kinds else None
+            if used == PROFILED_PAIRS:  # the measured pairs, and the utilization under PROFILED_UTIL_PROTOCOL
+                kinds, used = tuple(k for k in kinds if k != "norm"), PROFILED_UTIL_PROTOCOL
             if "norm" in kinds:
                 read.setdefault(("pair", predictor or norm, dataset, used),
                                 here if predictor or own else named["predictor_norm"])

@@ -24,7 +24,10 @@ MARK = "<!-- results:{name} (written by the run: coloc readme; do not edit) -->"
 END = "<!-- /results:{name} -->"
 SECTION = re.compile(r"<!-- results:(?P<name>[a-z0-9-]+) \(written by the run: coloc readme; do not edit\) -->\n"
                      r"(?P<body>.*?)<!-- /results:(?P=name) -->", re.S)
-INPUTS = {"claims": "claims_brief.csv", "predictors": "predictors/summary.csv", "scenarios": "sim/summary.parquet"}
+INPUTS = {"claims": "claims_brief.csv", "claims_map": "claims_map.csv", "predictors": "predictors/summary.csv",
+          "scenarios": "sim/summary.parquet"}
+VERDICT_MARKS = {"reproduced": "R", "same direction, smaller": "S", "not reproduced": "N", "not comparable": "NC",
+                 "coloc's finding": "F"}
 DOCUMENTS = ("README.md", "docs/results.md")  # the files holding the sections (each section in one of them)
 
 
@@ -39,9 +42,31 @@ def markdown(frame: pd.DataFrame) -> str:
 
 
 def claims_section(brief: pd.DataFrame) -> str:
-    """The claims table: paper, claim, the paper's value, coloc's with its interval, the verdict."""
-    table = brief.rename(columns={"paper_value": "paper says", "coloc_value": "coloc (95% interval)"})
-    return markdown(table[["paper", "claim", "paper says", "coloc (95% interval)", "verdict"]])
+    """The claims table: paper, claim, the paper's value (its interval where the published data give one), coloc in
+    the paper's setting and in its own, each with its 95% interval and verdict, and what decides the verdict."""
+    table = brief.rename(columns={"paper_value": "paper says", "paper_setting": "coloc, paper's setting",
+                                  "paper_setting_verdict": "verdict there", "coloc_value": "coloc, own setting",
+                                  "decided_by": "decided by"})
+    return markdown(table[["paper", "claim", "paper says", "coloc, paper's setting", "verdict there",
+                           "coloc, own setting", "verdict", "decided by"]])
+
+
+def claims_map_section(table: pd.DataFrame) -> str:
+    """The claims map: a table per group of simulated claims, a row per claim, a column per cell (the paper's setting,
+    each one-factor move, coloc's), each entry coloc's change (%) and its verdict's mark (:data:`VERDICT_MARKS`)."""
+    legend = ", ".join(f"{mark} {verdict}" for verdict, mark in VERDICT_MARKS.items() if verdict != "coloc's finding")
+    parts = []
+    shown = table[~table["verdict"].isin(["coloc's finding"])]
+    for group, part in shown.groupby("group", sort=False):
+        cells = list(dict.fromkeys(part["cell"]))
+        rows = {}
+        for row in part.itertuples():
+            value = "n/a" if pd.isna(row.coloc_value) else f"{float(row.coloc_value):+.3g}%"
+            rows.setdefault(row.claim, {})[row.cell] = f"{value} {VERDICT_MARKS[row.verdict]}"
+        frame = pd.DataFrame.from_dict(rows, orient="index")[cells].fillna("")
+        parts.append(f"**{group}** (scenario {part['scenario'].iloc[0]}):\n\n"
+                     + markdown(frame.rename_axis("claim").reset_index()))
+    return "\n".join(parts) + f"\n{legend}.\n"
 
 
 PREDICTOR_DATASETS = ("gavel", "lucid", "gavel-lucid")  # the datasets of the README's predictor tables, in order
@@ -108,6 +133,7 @@ def sections(results: str | Path, headlines: dict[str, float] | None = None) -> 
     summary = pd.read_parquet(results / INPUTS["scenarios"])
     # (the brief's "n/a", where coloc has no counterpart, is text: not read as a missing value, printed "nan")
     return {"claims": claims_section(pd.read_csv(results / INPUTS["claims"], dtype=str, keep_default_na=False)),
+            "claims-map": claims_map_section(pd.read_csv(results / INPUTS["claims_map"])),
             "headlines": headlines_section(summary, headlines),
             "predictors": predictors_section(pd.read_csv(results / INPUTS["predictors"])),
             "scenarios": scenarios_section(summary)}

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _scipy_stats
 
-__all__ = ["mean_ci", "ratio_ci"]
+__all__ = ["mean_ci", "positive_ci", "ratio_ci"]
 
 
 def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
@@ -31,6 +31,21 @@ def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
         return mean, math.nan, math.nan
     half = _t(level, len(x)) * float(x.std(ddof=1)) / math.sqrt(len(x))
     return mean, mean - half, mean + half
+
+
+def positive_ci(values, level: float = 0.95) -> tuple[float, float, float]:
+    """(geometric mean, low, high) of a positive quantity over seeds (a time, an error): the Student t interval of
+    the mean of the logs, taken back, so that no interval of a positive quantity reaches below 0 (a time's spread
+    over seeds is multiplicative: one slow seed doubles it, it cannot make it negative).
+
+    One value gives (value, NaN, NaN). Values must be finite and > 0."""
+    x = _finite("positive_ci", "values", values)
+    if (x <= 0).any():
+        raise ValueError(f"positive_ci: values must be > 0; got {x[x <= 0][:3].tolist()}")
+    if len(x) < 2:
+        return float(x[0]), math.nan, math.nan
+    center, low, high = mean_ci(np.log(x), level)
+    return math.exp(center), math.exp(low), math.exp(high)
 
 
 def ratio_ci(x, y, level: float = 0.95) -> tuple[float, float, float]:

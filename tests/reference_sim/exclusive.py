@@ -24,6 +24,14 @@ class Fifo(Policy):
                 return
 
 
+@register("fifo-blocking")
+class BlockingFifo(Fifo):
+    """FIFO whose head blocks the queue (no backfill)."""
+
+    def __init__(self):
+        super().__init__(backfill=False)
+
+
 @register("sjf")
 class ShortestJobFirst(Fifo):
     """Shortest (exclusive duration) first, on whole GPUs. ORACLE baseline: knows durations."""

@@ -9,6 +9,7 @@ rule readme:
     input:
         code=code_of("coloc.readme"),
         claims="results/claims_brief.csv",
+        claims_map="results/claims_map.csv",
         predictors="results/predictors/summary.csv",
         scenarios="results/sim/summary.parquet",
     output:

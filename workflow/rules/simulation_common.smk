@@ -30,10 +30,12 @@ def sim_tables(wildcards):
 
 def sim_prediction_inputs(wildcards):
     """The out-of-fold prediction files of the scenario's dataset that the run's policy declares it reads ({} for
-    the others), under simulation.protocol or the policy's '@<protocol>'."""
+    the others), under simulation.protocol or the policy's '@<protocol>' ('@profiled-pairs': no pair file, the
+    dataset's pairs table is the truth the run reads; random5 utilization, experiment.file_protocols)."""
     dataset = sim_dataset(wildcards)
     protocol = experiment.protocol_of(wildcards.policy, SIM["protocol"])
-    return {kind: prediction_file(kind, dataset, protocol) for kind in experiment.prediction_files(wildcards.policy)}
+    return {kind: prediction_file(kind, dataset, own)
+            for kind, own in experiment.file_protocols(wildcards.policy, protocol).items()}
 
 
 def sim_prediction_paths(wildcards):

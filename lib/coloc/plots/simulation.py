@@ -83,7 +83,12 @@ def policy_order(summary: pd.DataFrame) -> list[str]:
 
 
 def label(policy: str, kind: str) -> str:
-    return f"{policy} (oracle, upper bound)" if kind == "oracle" else policy
+    """The policy's legend entry: the oracle marked an upper bound, '@profiled-pairs' the paper's assumption."""
+    if kind == "oracle":
+        return f"{policy} (oracle, upper bound)"
+    if policy.endswith("@profiled-pairs"):
+        return f"{policy} (paper's assumption: measured pairs)"
+    return policy
 
 
 def palette(order: list[str]) -> dict[str, tuple]:
@@ -93,9 +98,13 @@ def palette(order: list[str]) -> dict[str, tuple]:
 
 
 def truth_of(rows: pd.DataFrame) -> str:
-    """The measured data that is the rows' ground truth, e.g. 'Gavel + Lucid's RTX 3090 measured pairs'."""
+    """The rows' ground truth: the measured data and the interference world, e.g. 'Gavel + Lucid's RTX 3090
+    measured pairs' (world measured), 'world flat:0.2 (Gavel's memory fit)'."""
     datasets = sorted(rows["dataset"].dropna().unique()) if "dataset" in rows.columns else ["gavel"]
-    return " + ".join(TRUTHS.get(d, d) for d in datasets) + " measured pairs"
+    names = " + ".join(TRUTHS.get(d, d) for d in datasets)
+    worlds = sorted(rows["world"].dropna().unique()) if "world" in rows.columns else ["measured"]
+    return "; ".join(f"{names} measured pairs" if world == "measured" else f"world {world} ({names}'s memory fit)"
+                     for world in worlds or ["measured"])
 
 
 def source_line(rows: pd.DataFrame) -> str:

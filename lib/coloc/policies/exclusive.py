@@ -26,6 +26,16 @@ class Fifo(Policy):
                 return
 
 
+@register("fifo-blocking")
+class BlockingFifo(Fifo):
+    """First come, first served on whole GPUs, the head of the queue blocking the rest: the FIFO baseline of the Horus
+    authors' simulator (its ``schedule_fifo`` tries only the head; when the head fits nowhere, nothing starts), where
+    coloc's ``fifo`` lets a later job start past a head that does not fit."""
+
+    def __init__(self):
+        super().__init__(backfill=False)
+
+
 @register("sjf")
 class ShortestJobFirst(Fifo):
     """Shortest (exclusive duration) first, on whole GPUs. Knows the jobs' durations, the knowledge coloc's and

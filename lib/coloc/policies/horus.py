@@ -110,11 +110,16 @@ class Horus(Policy):
                 and view.can_share(device, sig + (workload,)))):
             used = sum(view.memory(device, w) or 0.0 for w in sig)
             util = sum(self._util(device, w) for w in sig)
-            value = horus_cost(used, view.memory(device, workload) or 0.0, view.device_memory(device), util,
-                               self._util(device, workload), len(sig), self.memory_weight, self.over_weight,
-                               self.count_weight)
+            value = self.score(used, view.memory(device, workload) or 0.0, view.device_memory(device), util,
+                               self._util(device, workload), len(sig))
         self._costs[key] = value
         return value
+
+    def score(self, memory_used: float, memory_job: float, device_memory: float | None, util_used: float,
+              util_job: float, n_jobs: int) -> float:
+        """The cost of a fitting GPU from its residents' summed memory and utilization (`horus_cost`)."""
+        return horus_cost(memory_used, memory_job, device_memory, util_used, util_job, n_jobs, self.memory_weight,
+                          self.over_weight, self.count_weight)
 
     def schedule(self, view) -> None:
         queue = view.queue

@@ -33,10 +33,24 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import math
+import numbers
 
 from coloc.policies.base import Policy, register
 from coloc.policies.fenwick import Fenwick
 from coloc.sim.job import QUEUED, RUNNING
+
+
+def _thresholds(values) -> tuple[float, ...]:
+    """Tiresias's queue thresholds (attained GPU-seconds) as floats; ValueError unless each is a finite, positive
+    number and each above the last (a queue boundary; none: one queue)."""
+    items = tuple(values)
+    numeric = all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in items)
+    out = tuple(float(v) for v in items) if numeric else ()
+    if (not numeric or any(not 0 < t < math.inf for t in out) or any(b <= a for a, b in zip(out, out[1:]))):
+        raise ValueError(f"tiresias thresholds {items!r}: expected finite, positive, strictly increasing "
+                         f"GPU-seconds, e.g. (3600.0, 36000.0)")
+    return out
 
 
 @register("tiresias")
@@ -45,7 +59,7 @@ class Tiresias(Policy):
 
     def __init__(self, thresholds: tuple[float, ...] = (3600.0, 36000.0), period_s: float = 60.0,
                  starve_factor: float | None = None):
-        self.thresholds = tuple(sorted(float(t) for t in thresholds))
+        self.thresholds = _thresholds(thresholds)
         self.period_s = period_s
         self.starve_factor = starve_factor
         self._index: RunningIndex | None = None

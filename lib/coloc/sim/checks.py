@@ -2,10 +2,14 @@
 from __future__ import annotations
 
 import math
+import numbers
 
 from coloc.sim.job import DONE, QUEUED, RUNNING, Job
 
 REL_TOL = 1e-6
+MIN_PERIOD_S = 1.0  # the shortest period of a policy's rounds: real schedulers' are seconds to minutes (Gandiva,
+                    # Tiresias: 60 s); shorter ones vanish below a float's step at late times and never advance
+MAX_TIME_S = 1e12  # the latest time a trace or a period may name (about 31,700 years)
 
 
 class SimulationError(RuntimeError):
@@ -62,3 +66,17 @@ def final(view, jobs) -> None:
         work_total += job.work + job.overhead
     if abs(done_total - work_total) > REL_TOL * work_total + 1e-6:
         raise SimulationError(f"end: work done {done_total} != work submitted + overhead {work_total}")
+
+
+def period_of(policy) -> float | None:
+    """The policy's `period_s` (seconds between its periodic rounds; None or absent: none), refused unless a real
+    number in [MIN_PERIOD_S, MAX_TIME_S]: 0, a negative, a subnormal or a NaN period would hang or crash the run."""
+    period = getattr(policy, "period_s", None)
+    if period is None:
+        return None
+    name = getattr(policy, "name", type(policy).__name__)
+    if isinstance(period, bool) or not isinstance(period, numbers.Real) or not (
+            MIN_PERIOD_S <= float(period) <= MAX_TIME_S):
+        raise ValueError(f"policy {name!r}: period_s {period!r}; expected None (no periodic rounds) or a number of "
+                         f"seconds in [{MIN_PERIOD_S:g}, {MAX_TIME_S:g}]")
+    return float(period)

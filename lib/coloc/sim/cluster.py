@@ -18,6 +18,7 @@ none of the sharing indexes and refuses a second job on a GPU.
 from __future__ import annotations
 
 import bisect
+import math
 from array import array
 from dataclasses import dataclass
 
@@ -27,27 +28,41 @@ from coloc.sim.firsts import GroupsByFirst
 from coloc.sim.job import Job
 
 
+def _whole(value) -> bool:
+    """Whether `value` is an int (numpy's too), not a bool."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
 class CapacityError(RuntimeError):
     """A placement that would break the cluster's capacity or sharing rules."""
 
 
 @dataclass(frozen=True)
 class ClusterSpec:
-    """devices: ((device, number of GPUs), ...) in order of preference."""
+    """devices: ((device, number of GPUs), ...) in order of preference. max_jobs_per_gpu: the most jobs any policy
+    may put on one GPU; None: no cap but memory (:attr:`cap`)."""
 
     devices: tuple[tuple[str, int], ...]
     gpus_per_node: int = 8
-    max_jobs_per_gpu: int = 2
+    max_jobs_per_gpu: int | None = 2
     share_multi_gpu: bool = False
 
     def __post_init__(self):
         if not self.devices:
             raise ValueError("ClusterSpec: no devices; expected e.g. (('v100', 64),)")
         for device, count in self.devices:
-            if int(count) < 1:
-                raise ValueError(f"ClusterSpec: device {device!r} has {count} GPUs; expected >= 1")
-        if self.gpus_per_node < 1 or self.max_jobs_per_gpu < 1:
-            raise ValueError("ClusterSpec: gpus_per_node and max_jobs_per_gpu must be >= 1")
+            if not _whole(count) or count < 1:
+                raise ValueError(f"ClusterSpec: device {device!r} has {count!r} GPUs; expected an integer >= 1")
+        if not _whole(self.gpus_per_node) or self.gpus_per_node < 1:
+            raise ValueError(f"ClusterSpec: gpus_per_node {self.gpus_per_node!r}; expected an integer >= 1")
+        if self.max_jobs_per_gpu is not None and (not _whole(self.max_jobs_per_gpu) or self.max_jobs_per_gpu < 1):
+            raise ValueError(f"ClusterSpec: max_jobs_per_gpu {self.max_jobs_per_gpu!r}; expected an integer >= 1, "
+                             f"or None for no cap but memory")
+
+    @property
+    def cap(self) -> float:
+        """max_jobs_per_gpu as a bound to compare counts with: math.inf when there is none."""
+        return math.inf if self.max_jobs_per_gpu is None else self.max_jobs_per_gpu
 
     @classmethod
     def parse(cls, text: str, **kwargs) -> "ClusterSpec":
@@ -239,7 +254,7 @@ class Cluster:
     def __init__(self, spec: ClusterSpec, sharing: bool = True):
         self.spec = spec
         self.sharing = sharing
-        self.cap = spec.max_jobs_per_gpu if sharing else 1
+        self.cap = spec.cap if sharing else 1  # (math.inf: no cap but memory)
         self.devices = [d for d, _ in spec.devices]
         self.gpu_device: list[str] = []
         self.gpu_node: list[int] = []

@@ -61,6 +61,11 @@ class Simulator:
         self.policy = policy
         self.seed = seed
         self.check_every = check_every
+        missing = [device for device, _ in spec.devices if device not in truth.devices]
+        if missing:
+            raise ValueError(f"cluster {spec.devices}: device {missing[0]!r} has no measurements in the truth "
+                             f"({truth.name}); expected devices among {truth.devices}")
+        self.period = checks.period_of(policy)
         profile = Profile.of(truth)
         self.jobs = jobs_from_trace(trace, profile, spec)
         self.arrivals = sorted(self.jobs.values(), key=attrgetter("submit_time", "job_id"))
@@ -187,7 +192,7 @@ class Simulator:
         last_arrival = len(arrivals)
         next_arrival, round_pending, n_events = 0, False, 0
         heappop, refresh_rates = heapq.heappop, self._refresh_rates
-        period = getattr(self.policy, "period_s", None)
+        period = self.period
         util_state = (0.0, 0)
         while events or next_arrival < last_arrival:
             now = arrival_times[next_arrival]

@@ -11,7 +11,7 @@ from coloc import policies
 from coloc.sim import metrics, traces
 from coloc.sim.cluster import ClusterSpec
 from coloc.sim.engine import SimResult, simulate
-from coloc.sim.interference import GroundTruth
+from coloc.sim.interference import GroundTruth, parse_world, world_label
 from coloc.sim.predictions import FILES, Predictions
 
 
@@ -24,7 +24,10 @@ class RunConfig:
     load: the Philly load factor / Poisson offered load; interval_s: seconds between testbed arrival
     groups; NaN where the trace does not use it. predictor_norm / predictor_util: the predictors the
     run reads (after a '~' override of the policy, see :func:`parse_policy`). dataset: the measured data whose
-    pairs are the run's truth (:data:`TRUTHS`), and whose predictions the policies read.
+    pairs are the run's truth (:data:`TRUTHS`), and whose predictions the policies read. world: the interference
+    world of the truth (coloc.sim.interference.parse_world: 'measured', 'flat:<s>', 'none'); memory fit stays the
+    dataset's measured one in every world. max_jobs_per_gpu: the most jobs any policy may put on a GPU; None: no
+    cap but memory (each policy's own limit still applies).
     """
 
     trace: str
@@ -35,16 +38,18 @@ class RunConfig:
     interval_s: float = math.nan
     reference_device: str = "v100"
     gpus_per_node: int = 8
-    max_jobs_per_gpu: int = 2
+    max_jobs_per_gpu: int | None = 2
     restart_cost_s: float = 30.0
     protocol: str = ""
     predictor_norm: str = ""
     predictor_util: str = ""
     dataset: str = "gavel"
+    world: str = "measured"
 
     def __post_init__(self):
         if not isinstance(self.cluster, str):
             raise TypeError(f"RunConfig.cluster {self.cluster!r}: expected ClusterSpec.parse text such as 'v100:64'")
+        parse_world(self.world, "RunConfig.world")
 
     def cluster_spec(self) -> ClusterSpec:
         return ClusterSpec.parse(self.cluster, gpus_per_node=self.gpus_per_node,
@@ -88,9 +93,29 @@ def prediction_files(policy: str) -> list[str]:
     return [FILES[kind] for kind in policies.prediction_needs(parse_policy(policy)[0])]
 
 
+# The pseudo-protocol '<policy>@profiled-pairs': the paper's assumption (ISACPP's) that every pair was profiled
+# before the policy schedules. The policy's pair "predictions" are the truth's pairs (the dataset's measured pairs
+# in the measured world: what profiling each pair would measure), labelled so in every output like the oracle,
+# never coloc's finding. Its utilization (isacpp reads it optionally) is the random5 out-of-fold prediction: the
+# assumption profiles every job type, so the utilization model saw each job type in training (Gavel measured no
+# utilization to stand in).
+PROFILED_PAIRS = "profiled-pairs"
+PROFILED_UTIL_PROTOCOL = "random5"
+
+
+def file_protocols(policy: str, protocol: str) -> dict[str, str]:
+    """{file stem ('predictions', 'utilization'): the protocol whose file a run of `policy` under `protocol` reads}:
+    the files of its declared needs, under `protocol`; under PROFILED_PAIRS no pair file (the pairs are the
+    truth's) and the utilization of PROFILED_UTIL_PROTOCOL."""
+    if protocol != PROFILED_PAIRS:
+        return {stem: protocol for stem in prediction_files(policy)}
+    return {stem: PROFILED_UTIL_PROTOCOL for stem in prediction_files(policy) if stem != FILES["norm"]}
+
+
 def load_predictions(config: RunConfig, predictions_path: str | Path | None,
-                     utilization_path: str | Path | None) -> Predictions | None:
-    """The out-of-fold predictions a predictive policy reads (None for the others).
+                     utilization_path: str | Path | None, truth: GroundTruth | None = None) -> Predictions | None:
+    """The out-of-fold predictions a predictive policy reads (None for the others); under the protocol
+    PROFILED_PAIRS the `truth`'s pairs instead of a pair predictions file (labelled the paper's assumption).
 
     A file the policy needs must exist; a file it can use (e.g. isacpp's utilization) is read when
     a path is given, and a path given that does not exist is an error, not a silent fallback. A policy naming
@@ -101,8 +126,20 @@ def load_predictions(config: RunConfig, predictions_path: str | Path | None,
     declared = policies.info(name)
     if not policies.prediction_needs(name):
         return None
+    profiled = config.protocol == PROFILED_PAIRS
+    if profiled and "norm" not in policies.prediction_needs(name):
+        raise ValueError(f"policy {config.policy!r}: protocol {PROFILED_PAIRS!r} gives measured pairs in place of "
+                         f"pair predictions, and {name!r} reads none")
+    if profiled and truth is None:
+        raise ValueError(f"policy {config.policy!r}: protocol {PROFILED_PAIRS!r} reads the truth's pairs; give truth")
+    expected = file_protocols(config.policy, config.protocol)
     chosen = {}
     for what, path in (("norm", predictions_path), ("util", utilization_path)):
+        if profiled and what == "norm":
+            if path:
+                raise ValueError(f"policy {config.policy!r} reads the truth's pairs ({PROFILED_PAIRS}), not the pair "
+                                 f"predictions file {str(path)!r}")
+            continue
         required = what in declared["needs"]
         if not (required or (what in declared["optional"] and path)):
             continue
@@ -110,10 +147,15 @@ def load_predictions(config: RunConfig, predictions_path: str | Path | None,
             role = "needs" if required else "is given, and would use,"
             raise FileNotFoundError(f"policy {config.policy!r} {role} the out-of-fold {what} predictions file "
                                     f"{str(path or '')!r}, which does not exist")
-        if "@" in config.policy and Path(path).stem != config.protocol:
-            raise ValueError(f"policy {config.policy!r} reads {config.protocol!r} predictions, but its {what} file "
-                             f"{str(path)!r} is not <folder>/{config.protocol}.parquet")
+        own = expected[FILES[what]]
+        if "@" in config.policy and Path(path).stem != own:
+            raise ValueError(f"policy {config.policy!r} reads {own!r} predictions, but its {what} file "
+                             f"{str(path)!r} is not <folder>/{own}.parquet")
         chosen[what] = path
+    if profiled:
+        utils = Predictions.from_files(None, chosen["util"], None, config.predictor_util or None,
+                                       seed=config.seed) if "util" in chosen else None
+        return Predictions.from_profiled_pairs(truth, utils)
     return Predictions.from_files(chosen.get("norm"), chosen.get("util"), config.predictor_norm or None,
                                   config.predictor_util or None, seed=config.seed)
 
@@ -128,14 +170,15 @@ def make_policy(policy: str, truth: GroundTruth, params: dict | None = None):
     return made
 
 
-TRUTHS = {"gavel": "measured (Gavel)", "lucid": "measured (Lucid, RTX 3090)"}  # a scenario's dataset -> its truth
+TRUTHS = {"gavel": "Gavel", "lucid": "Lucid, RTX 3090"}  # a scenario's dataset -> the name of its measured data
 
 
-def truth_name(dataset: str) -> str:
-    """The label of a dataset's measured truth; ValueError naming the known datasets."""
+def truth_name(dataset: str, world: str = "measured") -> str:
+    """The label of a dataset's truth in `world`: 'measured (Gavel)', 'flat 20% (Gavel's memory fit)', ...;
+    ValueError naming the known datasets."""
     if dataset not in TRUTHS:
         raise ValueError(f"simulation dataset {dataset!r}: expected one of {sorted(TRUTHS)}")
-    return TRUTHS[dataset]
+    return world_label(world, TRUTHS[dataset])
 
 
 def cluster_workloads(truth: GroundTruth, spec: ClusterSpec, reference_device: str) -> list[str]:
@@ -159,10 +202,13 @@ def run(config: RunConfig, trace_spec: dict, solo: pd.DataFrame, pairs: pd.DataF
     """
     spec = config.cluster_spec()
     if truth is None:
-        truth = GroundTruth(solo, pairs, config.reference_device, name=truth_name(config.dataset))
+        truth = GroundTruth(solo, pairs, config.reference_device, name=truth_name(config.dataset, config.world),
+                            world=config.world)
     elif truth.reference_device != config.reference_device:
         raise ValueError(f"run: truth's reference device {truth.reference_device!r} is not the run's "
                          f"{config.reference_device!r}")
+    elif truth.world != config.world:
+        raise ValueError(f"run: truth's world {truth.world!r} is not the run's {config.world!r}")
     workloads = cluster_workloads(truth, spec, config.reference_device)
     if not workloads:
         raise ValueError(f"cluster {config.cluster!r}: no job type has a solo throughput on each of its devices "
@@ -177,7 +223,7 @@ def run(config: RunConfig, trace_spec: dict, solo: pd.DataFrame, pairs: pd.DataF
     policy = make_policy(config.policy, truth, policy_params)
     result = simulate(trace, truth, policy, spec, predictions, config.restart_cost_s, config.seed)
     keys = {"trace": config.trace, "seed": config.seed, "cluster": config.cluster, "gpus": spec.total_gpus,
-            "load": config.load, "interval_s": config.interval_s}
+            "load": config.load, "interval_s": config.interval_s, "world": config.world}
     jobs = result.jobs.assign(**keys)
     row = {**asdict(config), "gpus": spec.total_gpus, "kind": policy.kind,
            "prediction_source": predictions.source if predictions is not None else "none",

@@ -15,6 +15,20 @@ Measured GPU utilization (nvidia-smi's share of time a kernel runs), where the t
 ``gpu_util`` and pairs' ``pair_gpu_util``, in %): :meth:`GroundTruth.gpu_util` of a GPU's resident set, the
 solo value for one job, the pair's for two, NaN for three or more (never measured) and for a data source
 without it (Gavel's).
+
+The interference world (``world``, :func:`parse_world`) decides how fast jobs run together; memory fit (which sets
+may share a GPU) stays as measured in every world:
+
+* ``measured``: the measured pairs above (the default);
+* ``flat:<s>``: every job on a shared GPU, next to any number of co-runners, runs at 1 / (1 + s) of its solo speed
+  (the Horus reference simulator's intent with s = 0.2, a factor its code never applied);
+* ``none``: sharing a GPU costs nothing (normalized throughput 1), as the Horus reference simulator ran.
+
+Outside the measured world no measured GPU utilization of a shared GPU applies (NaN); a lone job's stays.
+
+Refused when the tables are read: a feasible pair's normalized throughput outside (0, MAX_NORM] or not finite
+(MAX_NORM = 2, twice the solo speed, as for predictions (coloc.sim.predictions): Gavel's pairs reach 1.0, Lucid's
+1.498, its noise around a pair that does not slow; a norm of 50 would make a 100 s job finish in 2 s).
 """
 from __future__ import annotations
 
@@ -26,6 +40,36 @@ import pandas as pd
 from coloc.pairs import directed, keyed_mean
 
 SOLO_COLUMNS = ("device", "workload", "throughput")
+MAX_NORM = 2.0  # the largest measured normalized throughput accepted (twice the solo speed)
+MAX_FLAT = 100.0  # the largest flat slowdown s accepted (a 101x slower shared GPU)
+WORLD_FORMS = "'measured', 'none' or 'flat:<s>' with s a number in [0, 100] (e.g. 'flat:0.2')"
+
+
+def parse_world(text, where: str = "world") -> tuple[str, float]:
+    """('measured', nan), ('none', 0.0) or ('flat', s) of a world's text; ValueError naming `where` (the key),
+    the value and the expected forms."""
+    kind, sep, value = text.partition(":") if isinstance(text, str) else ("", "", "")
+    if isinstance(text, str) and not sep and kind in ("measured", "none"):
+        return kind, (0.0 if kind == "none" else math.nan)
+    if kind == "flat" and sep:
+        try:
+            s = float(value)
+        except ValueError:
+            s = math.nan
+        if 0.0 <= s <= MAX_FLAT:
+            return "flat", s
+    raise ValueError(f"{where} {text!r}: expected {WORLD_FORMS}")
+
+
+def world_label(world: str, source: str) -> str:
+    """The truth's name in `world` over the data `source` ('Gavel'): 'measured (Gavel)', 'flat 20% (Gavel's memory
+    fit)', 'none: sharing free (Gavel's memory fit)'."""
+    kind, s = parse_world(world)
+    if kind == "measured":
+        return f"measured ({source})"
+    if kind == "flat":
+        return f"flat {100 * s:g}% ({source}'s memory fit)"
+    return f"none: sharing free ({source}'s memory fit)"
 PAIRS_COLUMNS = ("device", "workload_a", "workload_b", "norm_a", "norm_b", "feasible")
 
 
@@ -37,13 +81,17 @@ def require_columns(frame: pd.DataFrame, columns: Sequence[str], name: str) -> N
 
 
 class GroundTruth:
-    """Measured solo throughput, pairwise normalized throughput and feasibility."""
+    """Measured solo throughput and feasibility, and the co-location rates of the `world` (:func:`parse_world`):
+    the measured pairs by default."""
 
     def __init__(self, solo: pd.DataFrame, pairs: pd.DataFrame, reference_device: str,
-                 name: str = "measured (Gavel)", memory_source: str = "measured"):
+                 name: str = "measured (Gavel)", memory_source: str = "measured", world: str = "measured"):
         require_columns(solo, SOLO_COLUMNS, "solo table")
         require_columns(pairs, PAIRS_COLUMNS, "pairs table")
         self.name = name
+        self.world = world
+        self._world, self._flat = parse_world(world, "GroundTruth world")
+        self._shared = 1.0 / (1.0 + self._flat) if self._world != "measured" else math.nan  # a sharer's factor
         self.reference_device = reference_device
         self._tput = _solo_dict(solo)
         self._norm, self._feasible = _pair_dicts(pairs)
@@ -71,16 +119,21 @@ class GroundTruth:
         return self.solo_tput(device, workload) / self.solo_tput(self.reference_device, workload)
 
     def pair_norm(self, device: str, workload: str, other: str) -> float:
-        """Measured normalized throughput of `workload` while co-located with `other`."""
+        """Normalized throughput of `workload` while co-located with `other` in this world (measured: the table's)."""
         key = (device, workload, other)
         if not self._feasible.get(key, False):
             if key not in self._feasible:
                 raise KeyError(f"pairs table: no row for device={device!r} pair=({workload!r}, {other!r})")
             raise ValueError(f"pairs table: pair ({workload!r}, {other!r}) is infeasible on {device!r}")
-        return self._norm[key]
+        return self._norm[key] if self._world == "measured" else self._shared
 
     def norm(self, device: str, workload: str, others: Sequence[str]) -> float:
-        """Normalized throughput of `workload` with co-runners `others` (product of pairs)."""
+        """Normalized throughput of `workload` with co-runners `others`: measured, the product of its pairs (an
+        extrapolation for 2+ co-runners); flat / none, the world's one factor for any number of co-runners."""
+        if self._world != "measured":
+            for other in others:
+                self.pair_norm(device, workload, other)  # (every pair must fit, as in the measured world)
+            return self._shared if others else 1.0
         value = 1.0
         for other in others:
             value *= self.pair_norm(device, workload, other)
@@ -97,7 +150,9 @@ class GroundTruth:
                    for i in range(n) for k in range(i + 1, n))
 
     def pair_norms(self) -> dict[tuple[str, str, str], float]:
-        """Copy of {(device, workload, other): normalized throughput} over feasible pairs."""
+        """Copy of {(device, workload, other): normalized throughput in this world} over feasible pairs."""
+        if self._world != "measured":
+            return dict.fromkeys(self._norm, self._shared)
         return dict(self._norm)
 
     def solo_throughputs(self) -> dict[tuple[str, str], float]:
@@ -139,7 +194,7 @@ class GroundTruth:
             return 0.0
         if len(workloads) == 1:
             return self._solo_util.get((device, workloads[0]), math.nan)
-        if len(workloads) == 2:
+        if len(workloads) == 2 and self._world == "measured":
             return self._pair_util.get((device, *sorted(workloads)), math.nan)
         return math.nan
 
@@ -216,9 +271,10 @@ def _pair_dicts(pairs: pd.DataFrame):
     """
     for i, row in enumerate(pairs[list(PAIRS_COLUMNS)].itertuples(index=False)):
         na, nb = float(row.norm_a), float(row.norm_b)
-        if bool(row.feasible) and not (na > 0 and nb > 0 and math.isfinite(na) and math.isfinite(nb)):
+        if bool(row.feasible) and not (0 < na <= MAX_NORM and 0 < nb <= MAX_NORM):
             raise ValueError(f"pairs table row {i}: feasible pair {row.workload_a!r}/{row.workload_b!r} "
-                             f"on {row.device!r} has norms ({na}, {nb}); expected positive numbers")
+                             f"on {row.device!r} has norms ({na}, {nb}); expected normalized throughputs in "
+                             f"(0, {MAX_NORM:g}] (a job's co-located over solo speed)")
     rows = directed(pairs[list(PAIRS_COLUMNS)].assign(feasible=pairs["feasible"].astype(bool)))
     feasible: dict[tuple[str, str, str], bool] = {}
     source: dict[tuple[str, str, str], int] = {}

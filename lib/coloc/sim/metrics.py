@@ -34,6 +34,8 @@ def summarize(result: SimResult, total_gpus: int) -> dict:
     measured_util_busy: the same over busy GPU time only (what nvidia-smi shows on a GPU with a job: sharing raises
     it, while the cluster-wide mean may fall as the same work leaves GPUs idle sooner).
     slowdown: JCT / exclusive duration on the reference device.
+    longest_job_s: the most any one job alone holds the makespan to, its submission (from the first) plus its
+    exclusive duration on the reference device: a makespan near it is pinned by that job, whatever the policy.
     decision_ms_per_job: wall time inside the policy over the number of jobs.
     """
     jobs, stats = result.jobs, result.stats
@@ -49,6 +51,7 @@ def summarize(result: SimResult, total_gpus: int) -> dict:
         "jct_p90": float(np.percentile(jct, 90)),
         "jct_p99": float(np.percentile(jct, 99)),
         "makespan": makespan,
+        "longest_job_s": float((jobs["submit_time"] + jobs["duration"]).max()) - start,
         "queue_delay_mean": float(delay.mean()),
         "queue_delay_p99": float(np.percentile(delay, 99)),
         "gpu_util_mean": busy / (total_gpus * makespan),

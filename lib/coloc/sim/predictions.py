@@ -21,6 +21,8 @@ as `norm_params` / `util_params`.
 """
 from __future__ import annotations
 
+import math
+import numbers
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +35,7 @@ PRED_COLUMNS = ("device", "workload_a", "workload_b", "predictor", "pred_norm_a"
 UTIL_COLUMNS = ("device", "workload", "predictor", "pred_util")
 FILES = {"norm": "predictions", "util": "utilization"}  # a policy's need -> the predictors stage's file kind
 TOLERANCE = 1.0   # a predicted normalized throughput in (1, 1 + TOLERANCE] is clipped to 1; above, refused
+PROFILED_SOURCE = "measured pairs (the paper's assumption: every pair profiled)"  # the source of from_profiled_pairs
 FLOOR = 1e-3       # predicted normalized throughputs below this (and > 0) are raised to it
 
 
@@ -43,6 +46,10 @@ class Predictions:
                  source: str = "", oracle: bool = False, unpredicted: set | None = None,
                  norm_params: str = "", util_params: str = "", resources: dict | None = None,
                  resource_names: tuple[str, ...] = ()):
+        self.source = source
+        _require_range(norms, "normalized throughput", 0.0, 1.0 + TOLERANCE, source, low_open=True)
+        _require_range(stds or {}, "spread", 0.0, math.inf, source)
+        _require_range(utils or {}, "utilization", 0.0, 1.0 + TOLERANCE, source)
         self._norm = norms
         # (device, job, co-runner) -> the job's predicted co-located over solo use of each resource in
         # resource_names (ISACPP's resource network); empty where no resource was predicted (Gavel's data)
@@ -51,7 +58,6 @@ class Predictions:
         self._std = stds or {}
         self._util = utils or {}
         self._unpredicted = unpredicted or set()  # keys whose prediction is NaN
-        self.source = source
         self.oracle = oracle
         self.norm_params = norm_params
         self.util_params = util_params
@@ -147,12 +153,34 @@ class Predictions:
         return cls.from_frames(pairs, util, predictor_norm, predictor_util, source=source, seed=seed)
 
     @classmethod
+    def from_profiled_pairs(cls, truth: GroundTruth, utils: "Predictions | None" = None) -> "Predictions":
+        """The truth's pairs as a policy's pair predictions under a paper's assumption that every pair was profiled
+        beforehand (ISACPP's), labelled so: what profiling each pair in the world would measure, not a prediction.
+        `utils`: the utilization predictions kept beside them (and named in the source)."""
+        util = dict(utils._util) if utils is not None else {}
+        source = f"{PROFILED_SOURCE}: {truth.name}" + (f"; utilization {utils.source}" if utils is not None else "")
+        return cls(truth.pair_norms(), {}, util, source=source,
+                   util_params=utils.util_params if utils is not None else "")
+
+    @classmethod
     def from_truth(cls, truth: GroundTruth, utils: "Predictions | None" = None) -> "Predictions":
         """The measured pairs as 'predictions' (ORACLE: an upper bound, not a predictor)."""
         norms = truth.pair_norms()
         util = dict(utils._util) if utils is not None else {}
         return cls(norms, {}, util, source=f"ORACLE: {truth.name}", oracle=True,
                    util_params=utils.util_params if utils is not None else "")
+
+
+def _require_range(values: dict, what: str, low: float, high: float, source: str, low_open: bool = False) -> None:
+    """ValueError naming the first key whose value is not a real number in [low, high] ((low, high] when low_open;
+    NaN and infinities included: a Predictions holds only usable values, an unpredicted pair has no entry)."""
+    for key, value in values.items():
+        ok = (isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+              and (low < value if low_open else low <= value) and value <= high)
+        if not ok:
+            interval = f"{'(' if low_open else '['}{low:g}, {high:g}]"
+            raise ValueError(f"predictions ({source}): {what} of {key} is {value!r}; expected a finite number in "
+                             f"{interval}")
 
 
 def pick_seed(frame: pd.DataFrame, seed: int | None, what: str) -> pd.DataFrame:

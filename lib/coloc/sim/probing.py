@@ -187,8 +187,9 @@ def run_point(spec: dict, probing: dict, shared: dict, solo: pd.DataFrame, pairs
     :func:`probe_predictions`. Returns (jobs, summary) with one summary row per run.
     """
     truth = GroundTruth(solo, pairs, shared["reference_device"])
+    cap = shared["max_jobs_per_gpu"]  # (None: no cap but memory)
     cluster = ClusterSpec.parse(spec["cluster"], gpus_per_node=int(spec["gpus_per_node"]),
-                                max_jobs_per_gpu=int(shared["max_jobs_per_gpu"]))
+                                max_jobs_per_gpu=None if cap is None else int(cap))
     devices = [d for d, _ in cluster.devices]
     reference = shared["reference_device"]
     families = spec["trace"].get("families") or None

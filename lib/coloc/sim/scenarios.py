@@ -12,8 +12,9 @@ key's name) and ``point`` (its value).
 
 A scenario names its measured data with ``dataset`` (:data:`DATASETS`; default ``gavel``): ``lucid`` replays
 Lucid's RTX 3090 pairs, its reference device ``rtx3090``, its policies reading the ``lucid`` predictions. A spec
-may also set its own ``max_jobs_per_gpu``, ``predictor_norm``, ``predictor_util`` and ``util_bin_s`` over the
-simulation section's (:func:`settings_of`).
+may also set its own ``max_jobs_per_gpu`` (null: no cap but memory), ``predictor_norm``, ``predictor_util``,
+``util_bin_s`` and ``world`` (the interference world, coloc.sim.interference.parse_world) over the simulation
+section's (:func:`settings_of`); the resume fingerprint holds both, so a run of another world is never read back.
 """
 from __future__ import annotations
 
@@ -37,12 +38,12 @@ from coloc.sim.metrics import utilization_series
 SWEEP_KEYS = ("load", "interval_s", "gpus")
 TABLES = ("summary", "jobs", "utilization")
 SETTINGS = ("reference_device", "max_jobs_per_gpu", "restart_cost_s", "protocol", "predictor_norm",
-            "predictor_util", "util_bin_s")  # the simulation section's keys shared by every scenario
+            "predictor_util", "util_bin_s", "world")  # the simulation section's keys shared by every scenario
 SOURCE_SWEEPS = {"philly": ("load", "gpus"), "poisson": ("load", "gpus"), "testbed": ("interval_s", "gpus")}
 # a scenario's measured data -> its reference device (None: simulation.reference_device) and its device types
 DATASETS = {"gavel": {"reference_device": None, "devices": ("k80", "p100", "v100")},
             "lucid": {"reference_device": "rtx3090", "devices": ("rtx3090",)}}
-SPEC_SETTINGS = ("max_jobs_per_gpu", "predictor_norm", "predictor_util", "util_bin_s")  # a spec may set its own
+SPEC_SETTINGS = ("max_jobs_per_gpu", "predictor_norm", "predictor_util", "util_bin_s", "world")  # a spec may set its own
 
 
 def dataset_of(spec: Mapping) -> str:
@@ -56,7 +57,7 @@ def dataset_of(spec: Mapping) -> str:
 def settings_of(spec: Mapping, settings: Mapping) -> dict:
     """The simulation section's shared settings as the scenario uses them: its dataset's reference device, and
     its own values of :data:`SPEC_SETTINGS` where it sets them."""
-    out = dict(settings)
+    out = {"world": "measured", **settings}
     out.update({key: spec[key] for key in SPEC_SETTINGS if key in spec})
     reference = DATASETS[dataset_of(spec)]["reference_device"]
     if reference is not None:
@@ -127,12 +128,20 @@ def run_config(policy: str, spec: Mapping, settings: Mapping, point: Point) -> e
     interval = value.get("interval_s", trace.get("interval_s", 0.0)) if source == "testbed" else math.nan
     gpus = int(point.point) if point.sweep == "gpus" else None
     _, norm, util = experiment.parse_policy(policy, settings["predictor_norm"], settings["predictor_util"])
+    protocol = experiment.protocol_of(policy, settings["protocol"])
+    if protocol == experiment.PROFILED_PAIRS:
+        norm = experiment.PROFILED_PAIRS  # (no pair predictor: the truth's pairs, the paper's assumption)
     return experiment.RunConfig(
         trace=source, policy=policy, seed=point.seed, cluster=cluster_at(spec["cluster"], gpus),
         load=float(load), interval_s=float(interval), reference_device=settings["reference_device"],
-        gpus_per_node=int(spec["gpus_per_node"]), max_jobs_per_gpu=int(settings["max_jobs_per_gpu"]),
-        restart_cost_s=float(settings["restart_cost_s"]), protocol=experiment.protocol_of(policy, settings["protocol"]),
-        predictor_norm=norm, predictor_util=util, dataset=dataset_of(spec))
+        gpus_per_node=int(spec["gpus_per_node"]), max_jobs_per_gpu=cap_of(settings["max_jobs_per_gpu"]),
+        restart_cost_s=float(settings["restart_cost_s"]), protocol=protocol,
+        predictor_norm=norm, predictor_util=util, dataset=dataset_of(spec), world=settings["world"])
+
+
+def cap_of(value) -> int | None:
+    """A max_jobs_per_gpu setting as the simulator takes it: an int, or None (null: no cap but memory)."""
+    return None if value is None else int(value)
 
 
 def trace_spec(spec: Mapping) -> dict:
@@ -183,8 +192,9 @@ def run_policy(scenario: str, policy: str, spec: Mapping, settings: Mapping, sol
         trace_table = trace_table[trace_table["cluster"].isin(clusters)]  # once, not per run (same selection)
     predictions_by_seed: dict[int, object] = {}
     # one for every run (it only reads the tables)
-    truth = GroundTruth(solo, pairs, settings_of(spec, settings)["reference_device"],
-                        name=experiment.truth_name(dataset_of(spec)), memory_source=memory_source)
+    shared = settings_of(spec, settings)
+    truth = GroundTruth(solo, pairs, shared["reference_device"], memory_source=memory_source, world=shared["world"],
+                        name=experiment.truth_name(dataset_of(spec), shared["world"]))
     for point in points(spec):
         done = Path(work_dir) / point.name if work_dir else None
         if done is not None and done.is_dir():
@@ -194,7 +204,7 @@ def run_policy(scenario: str, policy: str, spec: Mapping, settings: Mapping, sol
             config = run_config(policy, spec, settings, point)
             if point.seed not in predictions_by_seed:
                 predictions_by_seed[point.seed] = experiment.load_predictions(config, predictions_path,
-                                                                              utilization_path)
+                                                                              utilization_path, truth)
             parts = run_point(scenario, config, point, spec, settings, solo, pairs, trace_table,
                               predictions_by_seed[point.seed], truth)
             if done is not None:

@@ -16,10 +16,14 @@ import numpy as np
 import pandas as pd
 
 from coloc.datasets import assign_workloads, family_of
+from coloc.sim.checks import MAX_TIME_S
 from coloc.sim.interference import require_columns
 from coloc.sim.job import Job
 
 TRACE_COLUMNS = ("job_id", "submit_time", "duration", "num_gpus", "workload")
+MIN_DURATION_S = 1e-3  # the shortest exclusive duration a trace may give (shorter ones vanish in the clock's steps)
+EXACT_FLOAT_ID = 2 ** 53  # a job id given as a float must be a whole number below this in magnitude (exact)
+INT64 = (-2 ** 63, 2 ** 63 - 1)  # job ids and GPU counts are int64 in the jobs table
 PHILLY_KEYS = {"source", "clusters", "start_s", "end_s", "n_jobs", "assign", "families"}
 POISSON_KEYS = {"source", "n_jobs", "median_duration_s", "duration_sigma", "gpu_mix", "families", "load"}
 TESTBED_KEYS = {"source", "n_jobs", "group_size", "median_duration_s", "duration_sigma", "gpu_mix", "families",
@@ -239,9 +243,9 @@ def offered_load(trace: pd.DataFrame, total_gpus: int) -> float:
 def jobs_from_trace(trace: pd.DataFrame, profile, spec) -> dict[int, Job]:
     """{job_id: Job} for a simulation, refusing a bad trace up front with the job, column and value.
 
-    Job ids and GPU counts must be integers (not booleans; 3.0 is taken as 3), submit times finite
-    and >= 0, durations finite and > 0; every job type must run on the reference device and the
-    cluster must have enough GPUs that run it. `profile`: a coloc.sim.view.Profile; `spec`: a ClusterSpec.
+    Job ids and GPU counts must be integers in int64's range (not booleans; 3.0 is taken as 3, a float only below
+    2**53, where it is exact), submit times in [0, MAX_TIME_S], durations in [MIN_DURATION_S, MAX_TIME_S] seconds;
+    every job type must run on the reference device and the cluster must have enough GPUs that run it. `profile`: a coloc.sim.view.Profile; `spec`: a ClusterSpec.
     """
     require_columns(trace, TRACE_COLUMNS, "trace table")
     if trace.empty:
@@ -277,10 +281,15 @@ def _valid_columns(table: pd.DataFrame) -> tuple[list, ...] | None:
     numbers = [table[c].to_numpy() for c in ("job_id", "submit_time", "duration", "num_gpus")]
     if any(column.dtype.kind not in "iuf" for column in numbers):
         return None
+    if any(column.dtype.kind == "u" and len(column) and column.max() > INT64[1] for column in (numbers[0], numbers[3])):
+        return None
     ids, submit, duration, gpus = (column.astype(float) for column in numbers)
+    whole_ids = ids == np.floor(ids) if numbers[0].dtype.kind in "iu" else (ids == np.floor(ids)) & (
+        np.abs(ids) < EXACT_FLOAT_ID)
     with np.errstate(invalid="ignore"):
-        valid = (np.isfinite(ids) & (ids == np.floor(ids)) & np.isfinite(submit) & (submit >= 0)
-                 & np.isfinite(duration) & (duration > 0) & np.isfinite(gpus) & (gpus == np.floor(gpus)) & (gpus >= 1))
+        valid = (np.isfinite(ids) & whole_ids & (submit >= 0) & (submit <= MAX_TIME_S) & (duration >= MIN_DURATION_S)
+                 & (duration <= MAX_TIME_S) & np.isfinite(gpus) & (gpus == np.floor(gpus)) & (gpus >= 1)
+                 & (gpus <= EXACT_FLOAT_ID))
     if not valid.all():
         return None
     whole = [column.tolist() if column.dtype.kind in "iu" else column.astype(np.int64).tolist()
@@ -290,11 +299,14 @@ def _valid_columns(table: pd.DataFrame) -> tuple[list, ...] | None:
 
 def _job(row, row_number: int) -> Job:
     job_id = _integer(row.job_id)
-    if job_id is None:
-        raise ValueError(f"trace table row {row_number}: job_id {row.job_id!r}; expected an integer")
-    checks = (("submit_time", _real(row.submit_time), "a finite number >= 0", lambda v: v >= 0),
-              ("duration", _real(row.duration), "a finite number > 0", lambda v: v > 0),
-              ("num_gpus", _integer(row.num_gpus), "an integer >= 1", lambda v: v >= 1))
+    if job_id is None or not INT64[0] <= job_id <= INT64[1]:
+        raise ValueError(f"trace table row {row_number}: job_id {row.job_id!r}; expected an integer in int64's "
+                         f"range (a float only if whole and below 2**53 in magnitude)")
+    checks = (("submit_time", _real(row.submit_time), f"seconds in [0, {MAX_TIME_S:g}]",
+               lambda v: 0 <= v <= MAX_TIME_S),
+              ("duration", _real(row.duration), f"seconds in [{MIN_DURATION_S:g}, {MAX_TIME_S:g}]",
+               lambda v: MIN_DURATION_S <= v <= MAX_TIME_S),
+              ("num_gpus", _integer(row.num_gpus), "an integer >= 1", lambda v: 1 <= v <= EXACT_FLOAT_ID))
     for column, value, expected, ok in checks:
         if value is None or not ok(value):
             raise ValueError(f"trace table: job {job_id} (row {row_number}): {column} "
@@ -315,4 +327,4 @@ def _integer(value) -> int | None:
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
         return int(value)
     real = _real(value)
-    return int(real) if real is not None and real.is_integer() else None
+    return int(real) if real is not None and real.is_integer() and abs(real) < EXACT_FLOAT_ID else None

@@ -12,14 +12,23 @@ The Simulator sets the co-location rates of jobs after each round, on the GPUs i
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from coloc.sim.checks import SimulationError
+from coloc.sim.checks import MAX_TIME_S, SimulationError
 from coloc.sim.cluster import Cluster, ClusterSpec
 from coloc.sim.job import QUEUED, RUNNING, Job
 from coloc.sim.predictions import Predictions
 from coloc.sim.queue import JobQueue
+
+
+def _gpu_index(gpu, job: Job, now: float) -> int:
+    """A GPU index a policy gave, as an int: only integers (numpy's too), never a bool, a float or a string."""
+    if isinstance(gpu, bool) or not isinstance(gpu, numbers.Integral):
+        raise SimulationError(f"t={now}: job {job.job_id} placed on GPU {gpu!r} ({type(gpu).__name__}); expected "
+                              f"an integer GPU index")
+    return int(gpu)
 
 
 class Profile:
@@ -86,13 +95,16 @@ class Profile:
                    for i in range(n) for k in range(i + 1, n))
 
 
-def jobs_per_gpu(policy, cluster_cap: int) -> int:
+def jobs_per_gpu(policy, cluster_cap: int | None) -> int | None:
     """Jobs one GPU may hold in a run of `policy` on a cluster whose cap is `cluster_cap` (the most any policy
-    may use): 1 for a policy that never shares, else the least of its own `max_jobs_per_gpu` and the cap."""
+    may use; None: no cap but memory): 1 for a policy that never shares, else the least of its own
+    `max_jobs_per_gpu` and the cap, None where neither sets one (memory alone decides)."""
     if not getattr(policy, "shares_gpus", True):
         return 1
     own = getattr(policy, "max_jobs_per_gpu", None)
-    return cluster_cap if own is None else max(1, min(int(own), cluster_cap))
+    if own is None:
+        return cluster_cap
+    return max(1, int(own) if cluster_cap is None else min(int(own), cluster_cap))
 
 
 class SchedulerView:
@@ -108,6 +120,10 @@ class SchedulerView:
         self.queue = JobQueue(queue_key)
         self.running: dict[int, Job] = {}
         self.now = 0.0
+        if isinstance(restart_cost_s, bool) or not isinstance(restart_cost_s, numbers.Real) or not (
+                0.0 <= float(restart_cost_s) <= MAX_TIME_S):
+            raise ValueError(f"restart_cost_s {restart_cost_s!r}: expected seconds of solo progress in "
+                             f"[0, {MAX_TIME_S:g}]")
         self.restart_cost_s = float(restart_cost_s)
         self.effective = 0.0          # sum over running jobs of num_gpus x factor
         self.dirty: set[int] = set()  # GPUs whose jobs changed since the Simulator last set rates
@@ -166,7 +182,7 @@ class SchedulerView:
     # ----- actions ----------------------------------------------------------------------
     def place(self, job: Job, gpus) -> None:
         """Start (or restart) a queued job on `gpus`."""
-        gpus = tuple(map(int, gpus))
+        gpus = tuple(gpu if type(gpu) is int else _gpu_index(gpu, job, self.now) for gpu in gpus)
         if job.state != QUEUED or job not in self.queue:
             raise SimulationError(f"t={self.now}: job {job.job_id} placed while {job.state}")
         if not gpus or min(gpus) < 0 or max(gpus) >= self.cluster.num_gpus:
