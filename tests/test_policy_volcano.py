@@ -69,12 +69,13 @@ def test_volcano_draws_only_among_nodes_that_take_the_job():
 
 
 @pytest.mark.parametrize("policy", ["volcano", "volcano-firstfit"])
-def test_shares_past_four_jobs_while_memory_lasts(policy):
-    # one V100 (16 GiB), a cluster cap of 8: six a jobs of 2 GiB all run at once on it (no cap of the policy's own);
-    # at 3 GiB each only five fit (15 GiB), the sixth waits
+@pytest.mark.parametrize("cap", [8, None])
+def test_shares_past_four_jobs_while_memory_lasts(policy, cap):
+    # one V100 (16 GiB), a cluster cap of 8 or none: six a jobs of 2 GiB all run at once on it (no cap of the
+    # policy's own); at 3 GiB each only five fit (15 GiB), the sixth waits
     for mem, together in ((2.0, 6), (3.0, 5)):
         truth = truth_with_memory({"a": mem, "b": mem, "c": mem})
-        result = run([(i, 0.0, 100.0, 1, "a") for i in range(6)], truth, gpus=1, cap=8, policy=policy)
+        result = run([(i, 0.0, 100.0, 1, "a") for i in range(6)], truth, gpus=1, cap=cap, policy=policy)
         assert (result.jobs["start_time"] == 0.0).sum() == together
 
 
