@@ -48,7 +48,9 @@ predicate) on as few nodes as possible.
 
 The search, without reading every GPU: the groups a job type may join (the cluster's shareable groups by device
 type and resident set, every group ever made whose set with the job fits) are kept per job type and renewed when
-the cluster makes a new group; the idle GPUs come from the cluster's nodes-by-idle-count index. `volcano-firstfit`
+the cluster makes a new group, and read among the cluster's open (non-empty) groups; the idle GPUs come from the
+cluster's nodes-by-idle-count index. A job type that no GPU took is passed over at once until a job comes or goes
+(`Cluster.version`). `volcano-firstfit`
 takes the least of the lowest idle GPU and each fitting group's lowest GPU. `volcano` counts the GPUs that take the
 job (idle ones plus the fitting groups' sizes); with few (at most SCAN_BELOW) it lists their nodes and draws one;
 with more, it draws nodes of the job's device types until one has a GPU that takes the job (reading that node's
@@ -81,7 +83,9 @@ class _MemoryShare(Policy):
         super().reset(view)
         cluster = view.cluster
         self._fit: dict[tuple[str, tuple[str, ...]], bool] = {}
-        self._groups: dict[str, tuple[int, list]] = {}  # workload -> (groups made, [(device, group)] that fit)
+        self._groups: dict[str, tuple[int, set]] = {}  # workload -> (groups made, {group that fits})
+        self._runs_on: dict[str, list[str]] = {}  # workload -> the device types that run it
+        self._failed: dict[str, int] = {}  # workload -> cluster.version when no GPU took it
         self._node_gpus: list[list[int]] = [[] for _ in cluster.node_device]
         for gpu, node in enumerate(cluster.gpu_node):
             self._node_gpus[node].append(gpu)
@@ -93,14 +97,23 @@ class _MemoryShare(Policy):
     def _choose(self, view, job) -> tuple[int, ...] | None:
         if job.num_gpus > 1 or not job.shareable:
             return whole_idle_gpus(view, job)
+        version = view.cluster.version
+        if self._failed.get(job.workload) == version:
+            return None  # no GPU took this job type, and no job has come or gone since
         gpu = self._gpu(view, job)
-        return None if gpu is None else (gpu,)
+        if gpu is None:
+            self._failed[job.workload] = version
+            return None
+        return (gpu,)
 
     def _gpu(self, view, job) -> int | None:
         raise NotImplementedError
 
     def _devices(self, view, workload: str) -> list[str]:
-        return [d for d in view.cluster.devices if view.has_solo(d, workload)]
+        devices = self._runs_on.get(workload)
+        if devices is None:
+            devices = self._runs_on[workload] = [d for d in view.cluster.devices if view.has_solo(d, workload)]
+        return devices
 
     def _fits(self, view, device: str, sig: tuple[str, ...], workload: str) -> bool:
         """Whether a `workload` job fits next to the jobs `sig` on a GPU of `device` (memory, then the world's rule)."""
@@ -111,18 +124,20 @@ class _MemoryShare(Policy):
                 not sig or view.can_share(device, sig + (workload,)))
         return fit
 
-    def _fitting_groups(self, view, workload: str) -> list:
-        """(device, GpuGroup) of every shareable group ever made that a `workload` job may join (empty ones too:
-        the caller skips them); kept until the cluster makes a new group (groups are never deleted)."""
+    def _open_groups(self, view, workload: str) -> list:
+        """The non-empty shareable groups (GpuGroup) a `workload` job may join: the cluster's open groups of the
+        device types that run it, those among the groups ever made that fit (kept until the cluster makes a new
+        group: groups are never deleted)."""
         cluster = view.cluster
         made = cluster.groups_made()
+        devices = self._devices(view, workload)
         cached = self._groups.get(workload)
-        if cached is not None and cached[0] == made:
-            return cached[1]
-        groups = [(device, group) for device in self._devices(view, workload)
-                  for sig, group in cluster.shareable[device].items() if self._fits(view, device, sig, workload)]
-        self._groups[workload] = (made, groups)
-        return groups
+        if cached is None or cached[0] != made:
+            cached = self._groups[workload] = (made, {
+                group for device in devices for sig, group in cluster.shareable[device].items()
+                if self._fits(view, device, sig, workload)})
+        fitting = cached[1]
+        return [group for device in devices for group in cluster.open_groups(device).values() if group in fitting]
 
     def _takes(self, view, gpu: int, workload: str) -> bool:
         """Whether `gpu` takes a `workload` job (its device runs the job type: the caller's check)."""
@@ -154,8 +169,8 @@ class VolcanoFirstFit(_MemoryShare):
             if node is not None and self._fits(view, device, (), workload):
                 gpu = min(cluster.node_free[node])
                 best = gpu if best is None else min(best, gpu)
-        for _, group in self._fitting_groups(view, workload):
-            if group and (best is None or group.first() < best):
+        for group in self._open_groups(view, workload):
+            if best is None or group.first() < best:
                 best = group.first()
         return best
 
@@ -169,8 +184,8 @@ class Volcano(_MemoryShare):
         cluster, workload = view.cluster, job.workload
         devices = self._devices(view, workload)
         idle = sum(cluster.free_count[d] for d in devices if self._fits(view, d, (), workload))
-        groups = [group for _, group in self._fitting_groups(view, workload) if group]
-        taking = idle + sum(len(group) for group in groups)
+        groups = self._open_groups(view, workload)
+        taking = idle + sum(map(len, groups))
         if taking == 0:
             return None
         if taking <= SCAN_BELOW:
