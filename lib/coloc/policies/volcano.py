@@ -2,9 +2,9 @@
 a job as Volcano's default scheduler does (a node by its node order, then a GPU of that node by the GPU-share
 predicate); `volcano-firstfit` takes the lowest-index GPU of the whole cluster whose free memory takes the job.
 
-What Volcano does, read in volcano-sh/volcano (the code, not the ISACPP paper's prose, decides; the two agree that the
-GPU is chosen by memory alone, but the paper's text and coloc's earlier `volcano` had the GPU chosen over the whole
-cluster, where Volcano first chooses a node):
+What Volcano does, read in volcano-sh/volcano (the code decides: coloc's earlier `volcano` chose the GPU over the
+whole cluster, where Volcano first chooses a node; and the default node order does not prefer the node with fewest
+jobs, as a reading of leastrequested alone would, since binpack cancels it):
 
 * installer/helm/chart/volcano/config/volcano-scheduler.conf (the default configuration): actions enqueue, allocate,
   backfill; the plugins priority, gang, conformance, then overcommit, drf, predicates, proportion, nodeorder and
@@ -41,8 +41,8 @@ here drawn uniformly among the nodes with a GPU that takes the job, by a pseudo-
 A GPU takes a job when its device runs the job type (`view.has_solo`), the declared memory of its jobs and the new
 one fits the device (`memory_fits`: `view.memory`, measured solo where the data has it, else estimated from the
 model graph; true where unknown), the world's rule lets the set run (`view.can_share`: every pair measured as
-fitting), and it holds fewer jobs than the cluster's cap: no cap of the policy's own, the scenario's cap is a
-setting of the world. The queue is first come, first served and a job that fits nowhere is passed over (the next
+fitting), and it holds fewer jobs than the cluster's cap: no cap of the policy's own (the scenario's
+`max_jobs_per_gpu`, null for none, caps every policy). The queue is first come, first served and a job that fits nowhere is passed over (the next
 one is tried); a job of several GPUs, or one that may not share, takes whole idle GPUs (Volcano's gpu-number
 predicate) on as few nodes as possible.
 
@@ -50,8 +50,8 @@ The search, without reading every GPU: the groups a job type may join (the clust
 type and resident set, every group ever made whose set with the job fits) are kept per job type and renewed when
 the cluster makes a new group, and read among the cluster's open (non-empty) groups; the idle GPUs come from the
 cluster's nodes-by-idle-count index. A job type that no GPU took is passed over at once until a job comes or goes
-(`Cluster.version`). `volcano-firstfit`
-takes the least of the lowest idle GPU and each fitting group's lowest GPU. `volcano` counts the GPUs that take the
+(`Cluster.version`). `volcano-firstfit` takes the least of the lowest idle GPU and each fitting group's lowest
+GPU. `volcano` counts the GPUs that take the
 job (idle ones plus the fitting groups' sizes); with few (at most SCAN_BELOW) it lists their nodes and draws one;
 with more, it draws nodes of the job's device types until one has a GPU that takes the job (reading that node's
 GPUs): both draws are uniform over the nodes that take the job, and tests/reference_sim/volcano.py makes them by
