@@ -17,6 +17,7 @@ keep). `info(name)` gives a policy's kind and declared needs without building it
 """
 from __future__ import annotations
 
+import heapq
 import importlib
 import os
 import pkgutil
@@ -187,16 +188,16 @@ def first_come_with_skipping(view, choose) -> None:
 
     `choose` must give a job of several GPUs whole idle GPUs (so one needing more than any device type has idle fits
     nowhere). The next job offered is the first queued one whose workload and GPU count have not failed this round
-    (the jobs before it were placed, or are of a failed kind): the single-GPU jobs' first per workload
-    (`JobQueue.best_single`), and each larger GPU count's first past its failed kinds, a count above the most idle
+    (the jobs before it were placed, or are of a failed kind): the single-GPU jobs' first per workload (a heap of
+    `JobQueue.single_heads`, a workload dropped when its job fails), and each larger GPU count's first past its failed kinds, a count above the most idle
     GPUs skipped whole; so a round never walks the queue."""
     queue, cluster = view.queue, view.cluster
     failed: set[tuple[str, int]] = set()
-    failed_singles: set[str] = set()
+    singles = queue.single_heads()  # a heap of (first entry, workload) of the single-GPU job types not failed
+    heapq.heapify(singles)
     passed: dict[int, tuple] = {}  # GPU count > 1 -> the last entry of it passed over (those before failed too)
     while cluster.max_free() or cluster.any_shareable():
-        job = queue.best_single(failed_singles)
-        best = None if job is None else queue.entry(job)
+        best = singles[0][0] if singles else None
         most = cluster.max_free()
         for size in [n for n in queue.sizes() if 1 < n <= most]:
             entry = queue.first_after(size, passed.get(size))
@@ -211,9 +212,12 @@ def first_come_with_skipping(view, choose) -> None:
         gpus = choose(view, job)
         if gpus is not None:
             view.place(job, gpus)
-        elif job.num_gpus == 1:
-            failed_singles.add(job.workload)
-        else:
+        if job.num_gpus == 1:
+            heapq.heappop(singles)
+            head = None if gpus is None else queue.first_single(job.workload)
+            if head is not None:
+                heapq.heappush(singles, (head, job.workload))
+        elif gpus is None:
             failed.add((job.workload, job.num_gpus))
             passed[job.num_gpus] = best
 

@@ -125,6 +125,15 @@ class JobQueue:
                     best_entry = head
         return None if best_entry is None else self._jobs[best_entry[-1]]
 
+    def single_heads(self) -> list[tuple[tuple, str]]:
+        """(first entry, workload) of each workload with a single-GPU job waiting, in no fixed order."""
+        return [(entries.first(), workload) for workload, entries in self._singles.items()]
+
+    def first_single(self, workload: str) -> tuple | None:
+        """The first entry among the single-GPU jobs of `workload`; None if none waits."""
+        entries = self._singles.get(workload)
+        return None if entries is None else entries.first()
+
     def first_singles(self, k: int) -> list[Job]:
         """The first `k` single-GPU jobs in key order."""
         singles = self._buckets.get(1)
