@@ -182,7 +182,7 @@ def pack_singles(view, choose_gpu, limit: int | None = None) -> None:
             view.place(job, (gpu,))
 
 
-def first_come_with_skipping(view, choose) -> None:
+def first_come_with_skipping(view, choose, failing: set[str] | frozenset = frozenset()) -> None:
     """Volcano's order: every queued job in queue order gets `choose(view, job) -> gpus | None`; a job that fits
     nowhere is passed over, and so are the later jobs of its workload and GPU count this round (room only shrinks).
 
@@ -190,10 +190,12 @@ def first_come_with_skipping(view, choose) -> None:
     nowhere). The next job offered is the first queued one whose workload and GPU count have not failed this round
     (the jobs before it were placed, or are of a failed kind): the single-GPU jobs' first per workload (a heap of
     `JobQueue.single_heads`, a workload dropped when its job fails), and each larger GPU count's first past its failed kinds, a count above the most idle
-    GPUs skipped whole; so a round never walks the queue."""
+    GPUs skipped whole; so a round never walks the queue. `failing`: single-GPU job types the caller knows fit
+    nowhere now (passed over without an offer, as an offer would fail)."""
     queue, cluster = view.queue, view.cluster
     failed: set[tuple[str, int]] = set()
-    singles = queue.single_heads()  # a heap of (first entry, workload) of the single-GPU job types not failed
+    singles = [head for head in queue.single_heads() if head[1] not in failing]  # a heap of (first entry,
+    # workload) of the single-GPU job types not failed
     heapq.heapify(singles)
     passed: dict[int, tuple] = {}  # GPU count > 1 -> the last entry of it passed over (those before failed too)
     while cluster.max_free() or cluster.any_shareable():

@@ -92,7 +92,8 @@ class _MemoryShare(Policy):
         self._nodes_of: dict[tuple[str, ...], list[int]] = {}  # device types -> their nodes, in order
 
     def schedule(self, view) -> None:
-        first_come_with_skipping(view, self._choose)
+        version = view.cluster.version
+        first_come_with_skipping(view, self._choose, {w for w, at in self._failed.items() if at == version})
 
     def _choose(self, view, job) -> tuple[int, ...] | None:
         if job.num_gpus > 1 or not job.shareable:
