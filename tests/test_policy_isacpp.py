@@ -4,6 +4,7 @@ import pytest
 from sim_cases import ABC, predictions, tables, trace
 
 from coloc import policies
+from coloc.policies.volcano import draw
 from coloc.sim import ClusterSpec, GroundTruth, Simulator, simulate
 
 GB = 2.0 ** 30  # a V100 has 16 GB (coloc.devices)
@@ -70,19 +71,20 @@ def test_released_plugin_shares_gpu_0_while_gpu_1_stays_idle(name, gpu):
 
 
 def test_released_plugin_goes_to_the_node_whose_worst_gpu_interferes_least():
-    # two nodes of two V100s, three jobs at 0 (remaining 900, 900, 100 s). a: every node idle (worst 0): node 0,
-    # GPU 0. c: node 0's worst is GPU 0 (> 0), node 1's 0: node 1, GPU 2. b: node 0's worst is b next to a, node
-    # 1's b next to c (GPUs 1 and 3 idle score 0). Throughput-scaled, pair_score with the new job ending first:
+    # two nodes of two V100s, three jobs at 0 (remaining 900, 900, 100 s). a: every node idle (worst 0), a tie that
+    # Volcano draws: job 1 draws node 1 (draw(1, 0) % 2 == 1), GPU 2. c: node 1's worst is GPU 2 (> 0), node 0's 0:
+    # node 0, GPU 0. b: node 1's worst is b next to a, node 0's b next to c (GPUs 1 and 3 idle score 0). Throughput-scaled, pair_score with the new job ending first:
     #   next to a: n_b = 0.8, n_a = 0.5: c_new = 1 + 2/0.8 = 3.5, c_old = 1 + 2/0.5 = 5, a = 100/0.8 = 125:
     #     3.5 + 125 / (125 + 900 - 0.5 x 125) x 5 = 4.149
     #   next to c: n_b = 0.4, n_c = 0.3: c_new = 6, c_old = 7.667, a = 250: 6 + 250 / (250 + 900 - 75) x 7.667 = 7.783
-    # node 0 wins and Volcano takes its lowest GPU with free memory: b shares GPU 0 while GPUs 1 and 3 stay idle.
+    # node 1 wins and Volcano takes its lowest GPU with free memory: b shares GPU 2 while GPUs 1 and 3 stay idle.
+    assert draw(1, 0) % 2 == 1
     rows = [(1, 0.0, 900.0, 1, "a"), (2, 0.0, 900.0, 1, "c"), (3, 0.0, 100.0, 1, "b")]
     sim = Simulator(trace(rows), truth_with_memory({"a": 4.0, "b": 4.0, "c": 4.0}), policies.get("isacpp-released"),
                     ClusterSpec((("v100", 4),), gpus_per_node=2), PREDS)
     placed = gpus_of(sim)
     sim.run()
-    assert placed == {1: (0,), 2: (2,), 3: (0,)}
+    assert placed == {1: (2,), 2: (0,), 3: (2,)}
 
 
 def test_isacpp_refuses_a_negative_contention_naming_the_pair(monkeypatch):

@@ -17,6 +17,7 @@ keep). `info(name)` gives a policy's kind and declared needs without building it
 """
 from __future__ import annotations
 
+import heapq
 import importlib
 import os
 import pkgutil
@@ -193,22 +194,46 @@ def pack_singles(view, choose_gpu, limit: int | None = None) -> None:
             view.place(job, (gpu,))
 
 
-def first_come_with_skipping(view, choose) -> None:
+def first_come_with_skipping(view, choose, failing: set[str] | frozenset = frozenset()) -> None:
     """Volcano's order: every queued job in queue order gets `choose(view, job) -> gpus | None`; a job that fits
-    nowhere is passed over, and so are the later jobs of its workload and GPU count this round (room only shrinks)."""
+    nowhere is passed over, and so are the later jobs of its workload and GPU count this round (room only shrinks).
+
+    `choose` must give a job of several GPUs whole idle GPUs (so one needing more than any device type has idle fits
+    nowhere). The next job offered is the first queued one whose workload and GPU count have not failed this round
+    (the jobs before it were placed, or are of a failed kind): the single-GPU jobs' first per workload (a heap of
+    `JobQueue.single_heads`, a workload dropped when its job fails), and each larger GPU count's first past its failed kinds, a count above the most idle
+    GPUs skipped whole; so a round never walks the queue. `failing`: single-GPU job types the caller knows fit
+    nowhere now (passed over without an offer, as an offer would fail)."""
     queue, cluster = view.queue, view.cluster
     failed: set[tuple[str, int]] = set()
-    for job in queue.ordered():
-        key = (job.workload, job.num_gpus)
-        if key in failed:
-            continue
-        gpus = choose(view, job)
-        if gpus is None:
-            failed.add(key)
-        else:
-            view.place(job, gpus)
-        if cluster.max_free() == 0 and not cluster.any_shareable():
+    singles = [head for head in queue.single_heads() if head[1] not in failing]  # a heap of (first entry,
+    # workload) of the single-GPU job types not failed
+    heapq.heapify(singles)
+    passed: dict[int, tuple] = {}  # GPU count > 1 -> the last entry of it passed over (those before failed too)
+    while cluster.max_free() or cluster.any_shareable():
+        best = singles[0][0] if singles else None
+        most = cluster.max_free()
+        for size in [n for n in queue.sizes() if 1 < n <= most]:
+            entry = queue.first_after(size, passed.get(size))
+            while entry is not None and (queue.job(entry).workload, size) in failed:
+                passed[size] = entry
+                entry = queue.first_after(size, entry)
+            if entry is not None and (best is None or entry < best):
+                best = entry
+        if best is None:
             return
+        job = queue.job(best)
+        gpus = choose(view, job)
+        if gpus is not None:
+            view.place(job, gpus)
+        if job.num_gpus == 1:
+            heapq.heappop(singles)
+            head = None if gpus is None else queue.first_single(job.workload)
+            if head is not None:
+                heapq.heappush(singles, (head, job.workload))
+        elif gpus is None:
+            failed.add((job.workload, job.num_gpus))
+            passed[job.num_gpus] = best
 
 
 def whole_idle_gpus(view, job) -> tuple[int, ...] | None:

@@ -13,7 +13,10 @@ taken over the node's GPUs whose set with the new job can be predicted (the worl
 its residents may share; the reference scores every GPU, one whose set cannot run included); a node is a
 candidate when one of its GPUs takes the job (below the cluster's cap, declared memory fitting the device,
 the world's fit rule), and the job goes to the lowest-index such GPU of the candidate node of least worst
-score, ties to the lowest node (Volcano's own tie rule is not modelled). Queue order is FIFO and a job
+score. Volcano adds the plugin's score to its default node order's, which scores every node alike (see
+coloc.policies.volcano: leastrequested and binpack cancel, balancedresource is level under its assumption), and
+draws at random among equal totals: nodes of equal worst score are drawn among as `volcano` draws
+(coloc.policies.volcano.draw, keyed by the job's id). Queue order is FIFO and a job
 that fits nowhere is passed over, as Volcano does; a job of several GPUs takes whole idle GPUs on as few
 nodes as possible. Every GPU of every node is scored for each job: a cost that grows with the cluster
 (the released plugin asks its score server once per node).
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 from coloc.policies.base import first_come_with_skipping, register, whole_idle_gpus
 from coloc.policies.isacpp import Isacpp
+from coloc.policies.volcano import draw
 
 
 @register("isacpp-released")
@@ -42,7 +46,7 @@ class IsacppReleased(Isacpp):
         cluster = view.cluster
         if job.num_gpus > 1 or not job.shareable:
             return whole_idle_gpus(view, job)
-        best = None  # (worst score, node, gpu)
+        best, tied = None, []  # least worst score, [(node, gpu)] of the candidate nodes that have it
         for node, device in enumerate(cluster.node_device):
             if not view.has_solo(device, job.workload):
                 continue
@@ -55,6 +59,8 @@ class IsacppReleased(Isacpp):
                 worst = max(worst, self.gpu_score(view, job, device, gpu))
                 if target is None and len(here) < self._cap and (not here or self.fits(view, device, sig, job.workload)):
                     target = gpu
-            if target is not None and (best is None or worst < best[0]):
-                best = (worst, node, target)
-        return None if best is None else (best[2],)
+            if target is not None and (best is None or worst <= best):
+                if best is None or worst < best:
+                    best, tied = worst, []
+                tied.append((node, target))
+        return (tied[draw(job.job_id, 0) % len(tied)][1],) if tied else None

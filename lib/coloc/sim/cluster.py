@@ -9,7 +9,7 @@ one resident, an order by the time the resident would finish alone, with the
 residents' progress beside it), the non-empty groups kept apart and counted
 (`shareable_groups`, `any_shareable` do not walk every group ever made).
 Each device's groups are also kept by their order's first finish (`firsts`, coloc.sim.firsts).
-`lowest_free_node` reads the nodes-by-idle-count index. `open_changes` counts groups
+`lowest_free_node` and `idle_nodes` read the nodes-by-idle-count index. `open_changes` counts groups
 becoming empty or non-empty, so a policy may keep what it derived from the open groups
 for as long as the count is unchanged (isacpp keeps its candidate groups per job type so).
 A cluster built with `sharing=False` (its policy declared `shares_gpus = False`) keeps
@@ -317,6 +317,10 @@ class Cluster:
         the first node of each non-empty count, no walk over the nodes)."""
         heads = [nodes[0] for nodes in self._nodes_by_free[device][1:] if nodes]
         return min(heads) if heads else None
+
+    def idle_nodes(self, device: str) -> list[int]:
+        """The nodes of `device` with an idle GPU (from the nodes-by-idle-count index; in no fixed order)."""
+        return [node for nodes in self._nodes_by_free[device][1:] for node in nodes]
 
     def pick_free(self, device: str, n: int) -> tuple[int, ...] | None:
         """n idle GPUs of `device`, on as few nodes as possible (best fit); None if too few."""

@@ -86,6 +86,10 @@ class JobQueue:
         """The queued job of an entry."""
         return self._jobs[entry[-1]]
 
+    def sizes(self) -> list[int]:
+        """The GPU counts with a job waiting."""
+        return list(self._buckets)
+
     def first_after(self, num_gpus: int, entry: tuple | None) -> tuple | None:
         """The first entry after `entry` (None: from the start) among the jobs needing `num_gpus` GPUs."""
         bucket = self._buckets.get(num_gpus)
@@ -120,6 +124,15 @@ class JobQueue:
                 if best_entry is None or head < best_entry:
                     best_entry = head
         return None if best_entry is None else self._jobs[best_entry[-1]]
+
+    def single_heads(self) -> list[tuple[tuple, str]]:
+        """(first entry, workload) of each workload with a single-GPU job waiting, in no fixed order."""
+        return [(entries.first(), workload) for workload, entries in self._singles.items()]
+
+    def first_single(self, workload: str) -> tuple | None:
+        """The first entry among the single-GPU jobs of `workload`; None if none waits."""
+        entries = self._singles.get(workload)
+        return None if entries is None else entries.first()
 
     def first_singles(self, k: int) -> list[Job]:
         """The first `k` single-GPU jobs in key order."""
