@@ -120,6 +120,6 @@ def test_when_no_single_move_flips_the_verdict_the_factors_together_are_named():
                  if c.claim == "lower mean completion time vs Volcano")
     table = claims.map_table([claim], map_summary(values), [ISACPP], {"isacpp-testbed": 0.0}, "lofo")
     assert claims.decided_by(table) == "no single factor: the factors together"
-    unchanged = dict(values, **{("coloc", "isacpp"): 80.0})
+    unchanged = {**values, ("coloc", "isacpp"): 80.0}
     table = claims.map_table([claim], map_summary(unchanged), [ISACPP], {"isacpp-testbed": 0.0}, "lofo")
     assert claims.decided_by(table) == ""
