@@ -118,9 +118,11 @@ def test_a_policys_at_protocol_is_checked_against_the_stage_and_the_predictor_it
     assert ("simulation.scenario_specs.poisson.policies[1]: protocol 'lofo-probe-5' of 'coloc@lofo-probe-5' is not among "
             "predictors.protocols") in message
     assert "policies[2]: policy 'fifo' reads no predictions, so '@random5' would be ignored" in message
-    assert ("policies[3]: predictor 'egat-profiled' runs only under protocols ['random5', 'lofo'] "
+    assert ("policies[3]: predictor 'egat-profiled' runs only under protocols ['lofo'] "
             "(predictors.models.egat-profiled.protocols), not protocol 'xdevice'") in message
-    assert "policies[4]" not in message  # the default config runs egat-profiled under random5
+    # on pairs egat-profiled predicts what egat does: the default config runs it under lofo only
+    assert ("policies[4]: predictor 'egat-profiled' runs only under protocols ['lofo'] "
+            "(predictors.models.egat-profiled.protocols), not protocol 'random5'") in message
 
 
 def test_the_simulation_protocol_must_be_one_the_predictors_stage_runs():
@@ -161,7 +163,10 @@ def test_a_scenario_is_checked_against_its_trace_cluster_and_sweep():
     assert f"{where}.isacpp-testbed.headline: 7 is not one of the sweep's interval_s points [0, 20, 60, 180]" in message
     assert f"{where}.poisson.sweep: key 'interval_s' does not apply to a 'poisson' trace; expected one of ['load', 'gpus']" in message
     assert f"{where}.philly-contended.sweep: sweeping gpus needs a cluster of one device type, not 'k80:4,v100:4'" in message
-    assert "config: 4 mistake(s)" in message
+    # the claims map's coloc setting is the scenario's own run: its cluster must follow the scenario's
+    assert ("claims.groups.isacpp.factors.cluster.coloc: 'v100:8,p100:4,k80:4' is not the scenario's own cluster "
+            "'k80:4,a100:4'") in message
+    assert "config: 5 mistake(s)" in message
 
 
 def test_a_scenario_sweeps_exactly_one_key():

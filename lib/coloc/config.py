@@ -104,12 +104,12 @@ def check(config: dict, schema: dict) -> None:
 
     The schema's (every violation, not only the first; an unknown key is named with the keys
     allowed there), and the cross-checks of :func:`cross_problems`, run where the sections they
-    read (``simulation``, ``predictors``, ``probing``, ``scheduling_delay``) pass the schema.
+    read (``simulation``, ``predictors``, ``probing``, ``scheduling_delay``, ``claims``) pass the schema.
     """
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(config),
                     key=lambda e: [str(p) for p in e.absolute_path])
     problems = [line for error in errors for line in _lines(error)]
-    read = {"simulation", "predictors", "probing", "scheduling_delay"}  # the sections the cross-checks read
+    read = {"simulation", "predictors", "probing", "scheduling_delay", "claims"}  # the sections the cross-checks read
     if not {error.absolute_path[0] for error in errors if error.absolute_path} & read:
         problems += cross_problems(config)
     if problems:
@@ -230,17 +230,12 @@ def cross_problems(config: dict) -> list[str]:
     return problems
 
 
-WORLD_PATTERN = r"^(measured|none|flat:[0-9]+(\.[0-9]+)?)$"
-
-
 def _claims_problems(claims: dict, sim: dict, pred: dict | None) -> list[str]:
     """The claims section: each mapped group exists; its scenario is a spec; its policies are registered and hold
     every policy its claims compare; each factor's values are valid (a world, a protocol the predictors stage makes
     or ``profiled-pairs``, a registered baseline, a cluster of the scenario's dataset, a cap); coloc's value of
     each factor is the scenario's own setting (so coloc's cell is the simulation stage's run); and every prediction
     file a cell's policy reads is made (checked as for a scenario running every cell's policies)."""
-    import re
-
     from coloc import claims_map
 
     problems = [f"claims.map_groups[{i}]: {name!r} is not among claims.groups {sorted(claims['groups'])}"
@@ -265,7 +260,7 @@ def _claims_problems(claims: dict, sim: dict, pred: dict | None) -> list[str]:
         for fname, factor in factors.items():
             here = f"{where}.factors.{fname}"
             values = [factor["paper"], factor["coloc"], *factor.get("also", [])]
-            problems += _factor_problems(here, fname, values, factor, entry, spec, sim, pred, re)
+            problems += _factor_problems(here, fname, values, factor, entry, spec, pred)
             if fname in own and factor["coloc"] != own[fname]:
                 problems.append(f"{here}.coloc: {factor['coloc']!r} is not the scenario's own {fname} {own[fname]!r}; "
                                 f"coloc's setting must be the simulation stage's run of {entry['scenario']!r}")
@@ -284,8 +279,8 @@ def _claims_problems(claims: dict, sim: dict, pred: dict | None) -> list[str]:
     return problems
 
 
-def _factor_problems(here: str, fname: str, values: list, factor: dict, entry: dict, spec: dict, sim: dict,
-                     pred: dict | None, re) -> list[str]:
+def _factor_problems(here: str, fname: str, values: list, factor: dict, entry: dict, spec: dict,
+                     pred: dict | None) -> list[str]:
     from coloc import policies
     from coloc.claims_map import PROFILED
 
@@ -293,8 +288,8 @@ def _factor_problems(here: str, fname: str, values: list, factor: dict, entry: d
     if fname != "baseline" and factor.get("role"):
         problems.append(f"{here}.role: only the baseline factor names a role")
     for value in values:
-        if fname == "world" and not (isinstance(value, str) and re.match(WORLD_PATTERN, value)):
-            problems.append(f"{here}: world {value!r}; expected measured, none or flat:<s> (s >= 0, e.g. flat:0.2)")
+        if fname == "world":
+            problems += _world_problems(here, value)
         elif fname == "protocol" and value != PROFILED and pred and value not in pred["protocols"]:
             problems.append(f"{here}: protocol {value!r} is neither {PROFILED!r} nor among predictors.protocols "
                             f"{pred['protocols']}")
@@ -406,6 +401,8 @@ def _profiling_problems(prof) -> list[str]:
     if not isinstance(prof, dict) or not isinstance(prof.get("sets"), list) or not prof["sets"]:
         return []
     names, sizes = prof.get("workloads") or [], prof.get("set_sizes") or []
+    if not isinstance(names, list) or not isinstance(sizes, list):
+        return []  # (the schema names what is not a list)
     problems, seen = [], {}
     for i, members in enumerate(prof["sets"]):
         if not isinstance(members, list) or not all(isinstance(m, str) for m in members):
