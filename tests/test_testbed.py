@@ -117,15 +117,15 @@ def test_a_preempted_job_resumes_at_its_count(tmp_path):
     devs = devices.parse("cpu:1")
     solo, pairs = known(devs[0].name)
     log = tmp_path / "preempt.jsonl"
-    result = runner.run(jobs((A, 60), (A, 5)), PreemptOnce(after_s=0.5), devs,
+    result = runner.run(jobs((A, 400), (A, 5)), PreemptOnce(after_s=0.3), devs,
                         runner.profile_of(solo, pairs, devs[0].name), None, log, TINY)
     launches = result.launches[result.launches["job_id"] == 0]
     assert launches["ended"].tolist() == ["stopped", "finished"]
     stop = [r for r in records(log) if r["key"].startswith("stop:")]
-    assert len(stop) == 1 and stop[0]["job"] == 0 and 1 <= stop[0]["iterations"] < 60
+    assert len(stop) == 1 and stop[0]["job"] == 0 and 1 <= stop[0]["iterations"] < 400
     assert launches["from_iteration"].tolist() == [0, stop[0]["iterations"]]  # its checkpoint's count
     first = result.segments[result.segments["job_id"] == 0]
-    assert first["iterations"].sum() == 60 and result.jobs["preemptions"].tolist() == [1, 0]
+    assert first["iterations"].sum() == 400 and result.jobs["preemptions"].tolist() == [1, 0]
     other = result.launches[result.launches["job_id"] == 1].iloc[0]
     assert launches["launch_s"].iloc[1] >= other["end_s"]  # job 0 ran again only after job 1 ended
 
