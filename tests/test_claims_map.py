@@ -123,3 +123,32 @@ def test_when_no_single_move_flips_the_verdict_the_factors_together_are_named():
     unchanged = {**values, ("coloc", "isacpp"): 80.0}
     table = claims.map_table([claim], map_summary(unchanged), [ISACPP], {"isacpp-testbed": 0.0}, "lofo")
     assert claims.decided_by(table) == ""
+
+
+@pytest.mark.slow
+def test_the_ci_runs_map_has_every_cell_and_its_coloc_cell_is_the_simulation_stages_own_run(ci_run):
+    """In the CI run, the claims map ran each mapped group's cells; coloc's cell repeats the simulate rule's runs of
+    that scenario at its headline point to the bit (the same runner, spec and inputs), and the paper's cell differs
+    where its factors do (ISACPP reading the measured pairs)."""
+    import yaml
+
+    config = yaml.safe_load((ci_run / "config" / "config.yaml").read_text())
+    ci = yaml.safe_load((ci_run / "config" / "ci.yaml").read_text())
+    mapped = pd.read_parquet(ci_run / "results" / "claims" / "map_summary.parquet")
+    assert set(mapped["group"]) == set(ci["claims"]["map_groups"])
+    for name in ci["claims"]["map_groups"]:
+        group = claims_map.group_from_config(name, {**config["claims"]["groups"][name], **ci["claims"]["groups"].get(name, {})})
+        assert set(mapped.loc[mapped["group"] == name, "cell"]) == {c.name for c in claims_map.cells(group)}
+    summary = pd.read_parquet(ci_run / "results" / "sim" / "summary.parquet")
+    point = float(ci["simulation"]["scenario_specs"]["isacpp-testbed"]["headline"])
+    for policy in ("isacpp", "volcano", "fifo"):
+        stage = summary[(summary["scenario"] == "isacpp-testbed") & (summary["policy"] == policy)
+                        & (summary["point"] == point)].set_index("seed")["jct_mean"]
+        cell = mapped[(mapped["group"] == "isacpp") & (mapped["cell"] == "coloc") & (mapped["policy"] == policy)]
+        assert len(stage) > 0 and cell.set_index("seed")["jct_mean"].sort_index().tolist() == stage.sort_index().tolist()
+    paper = mapped[(mapped["group"] == "isacpp") & (mapped["cell"] == "paper")]
+    assert set(paper["policy"]) >= {"isacpp@profiled-pairs", "volcano"}
+    assert paper.loc[paper["policy"] == "isacpp@profiled-pairs", "prediction_source"].str.contains(
+        "the paper's assumption").all()
+    claims_table = pd.read_csv(ci_run / "results" / "claims_map.csv")
+    assert {"paper", "coloc"} <= set(claims_table["cell"]) and claims_table["verdict"].isin(claims.VERDICTS).all()
