@@ -1,6 +1,8 @@
 """The claims map: cells of a group, the policies each cell runs, one run per distinct run, and the verdicts and
 "decided by" from a made-up map summary."""
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -132,8 +134,9 @@ def test_the_ci_runs_map_has_every_cell_and_its_coloc_cell_is_the_simulation_sta
     where its factors do (ISACPP reading the measured pairs)."""
     import yaml
 
-    config = yaml.safe_load((ci_run / "config" / "config.yaml").read_text())
-    ci = yaml.safe_load((ci_run / "config" / "ci.yaml").read_text())
+    repo = Path(__file__).resolve().parents[1]
+    config = yaml.safe_load((repo / "config" / "config.yaml").read_text())
+    ci = yaml.safe_load((repo / "config" / "ci.yaml").read_text())
     mapped = pd.read_parquet(ci_run / "results" / "claims" / "map_summary.parquet")
     assert set(mapped["group"]) == set(ci["claims"]["map_groups"])
     for name in ci["claims"]["map_groups"]:

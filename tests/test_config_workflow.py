@@ -78,7 +78,7 @@ def test_the_profiled_pairs_setting_reads_the_pairs_table_and_no_predictions_and
     assert not [path for path in job["input"] if "/predictions/" in path or "/utilization/" in path]
     assert '"predictions_path": ""' in job["shell"] and '"world": "measured"' in job["shell"]
     [egat] = [job for job in planned(result.stdout)
-              if "results/sim/isacpp-testbed/isacpp~egat-profiled@random5/summary.parquet" in job["output"]]
+              if "results/sim/isacpp-testbed/isacpp@random5/summary.parquet" in job["output"]]
     assert "data/processed/predictions/gavel/random5.parquet" in egat["input"]
 
 

@@ -259,7 +259,8 @@ def _claims_problems(claims: dict, sim: dict, pred: dict | None) -> list[str]:
         factors = entry["factors"]
         for fname, factor in factors.items():
             here = f"{where}.factors.{fname}"
-            values = [factor["paper"], factor["coloc"], *factor.get("also", [])]
+            values = [(f"{here}.paper", factor["paper"]), (f"{here}.coloc", factor["coloc"])]
+            values += [(f"{here}.also[{i}]", v) for i, v in enumerate(factor.get("also", []))]
             problems += _factor_problems(here, fname, values, factor, entry, spec, pred)
             if fname in own and factor["coloc"] != own[fname]:
                 problems.append(f"{here}.coloc: {factor['coloc']!r} is not the scenario's own {fname} {own[fname]!r}; "
@@ -287,19 +288,19 @@ def _factor_problems(here: str, fname: str, values: list, factor: dict, entry: d
     problems = []
     if fname != "baseline" and factor.get("role"):
         problems.append(f"{here}.role: only the baseline factor names a role")
-    for value in values:
+    for where, value in values:  # (key path, value) of the paper's, coloc's and each also value
         if fname == "world":
-            problems += _world_problems(here, value)
+            problems += _world_problems(where, value)
         elif fname == "protocol" and value != PROFILED and pred and value not in pred["protocols"]:
-            problems.append(f"{here}: protocol {value!r} is neither {PROFILED!r} nor among predictors.protocols "
+            problems.append(f"{where}: protocol {value!r} is neither {PROFILED!r} nor among predictors.protocols "
                             f"{pred['protocols']}")
         elif fname == "baseline" and value not in policies.names():
-            problems.append(f"{here}: baseline {value!r} is not a registered policy; known: {policies.names()}")
+            problems.append(f"{where}: baseline {value!r} is not a registered policy; known: {policies.names()}")
         elif fname == "cluster":
-            problems += _clusters_problems(here, str(value), spec.get("dataset", "gavel"))[0]
+            problems += _clusters_problems(where, str(value), spec.get("dataset", "gavel"))[0]
         elif fname == "cap" and value is not None and not (isinstance(value, int) and not isinstance(value, bool)
                                                            and value >= 1):
-            problems.append(f"{here}: cap {value!r}; expected an integer >= 1, or null (memory alone decides)")
+            problems.append(f"{where}: cap {value!r}; expected an integer >= 1, or null (memory alone decides)")
     if fname == "baseline" and factor.get("role") not in entry["policies"]:
         problems.append(f"{here}.role: {factor.get('role')!r} is not among the group's policies {entry['policies']}")
     return problems
