@@ -150,7 +150,7 @@ def policy_bars(summary: pd.DataFrame, metrics=tuple(BAR_METRICS), title: str = 
         scale = 3600.0 if metric in HOURS else 1.0
         stats = [mean_ci(summary.loc[summary["policy"] == p, metric] / scale) for p in order]
         means = np.array([s[0] for s in stats])
-        err = np.array([[s[0] - s[1], s[2] - s[0]] for s in stats]).T
+        err = np.clip(np.array([[s[0] - s[1], s[2] - s[0]] for s in stats]).T, 0.0, None)
         y = np.arange(len(order))
         bars = ax.barh(y, means, xerr=np.nan_to_num(err), color=[colours[p] for p in order],
                        error_kw={"elinewidth": 1, "capsize": 2})
@@ -309,7 +309,7 @@ def _line_with_interval(ax, rows: pd.DataFrame, metric: str, scale: float, colou
     points = np.array(sorted(rows["point"].unique()), dtype=float)
     stats = [mean_ci(rows.loc[rows["point"] == p, metric] / scale) for p in points]
     mean = np.array([s[0] for s in stats])
-    err = np.nan_to_num(np.array([[s[0] - s[1], s[2] - s[0]] for s in stats]).T)
+    err = np.clip(np.nan_to_num(np.array([[s[0] - s[1], s[2] - s[0]] for s in stats]).T), 0.0, None)
     ax.plot(points, mean, marker="o", ms=4, color=colour, ls="--" if oracle else "-", label=name)
     width = (points.max() - points.min()) or 1.0
     ax.errorbar(points + shift * width, mean, yerr=err, fmt="none", ecolor=colour, elinewidth=0.9, alpha=0.6)
@@ -407,8 +407,9 @@ def _regret_panel(ax, rows: pd.DataFrame) -> None:
         at = rows[rows["point"] == point].set_index("policy").reindex(policies)
         y = np.arange(len(policies)) + 0.5 * (j - (len(points) - 1) / 2) / len(points)
         value = at["regret"].to_numpy(float)
-        err = np.nan_to_num(np.array([value - at["regret_low"].to_numpy(float),
-                                      at["regret_high"].to_numpy(float) - value]))
+        # an interval may miss its own value by a rounding error (the last bits differ across CPUs): no bar below 0
+        err = np.clip(np.nan_to_num(np.array([value - at["regret_low"].to_numpy(float),
+                                              at["regret_high"].to_numpy(float) - value])), 0.0, None)
         inside = (value >= low) & (value <= high)
         contended = bool(at["contended"].dropna().any())
         colour = colours[point]
