@@ -29,6 +29,7 @@ Everything is deterministic: GPUs are visited in order, ties broken by job id.
 from __future__ import annotations
 
 import heapq
+import math
 
 import numpy as np
 
@@ -81,7 +82,7 @@ class ColocOnline(Coloc):
         shift = (self._effects.get(("job", a), 0.0) + self._effects.get(("co", b), 0.0)
                  + self._effects.get(("jobf", fa), 0.0) + self._effects.get(("cof", fb), 0.0))
         n = self._count.get(("job", a), 0) + self._count.get(("co", b), 0)
-        return mean * float(np.exp(shift)), std / float(np.sqrt(1.0 + n))
+        return stable(mean * math.exp(shift)), std / math.sqrt(1.0 + n)
 
     def _refit(self) -> None:
         """Ridge fit of the log residuals of the seen pairs on job, co-runner and family effects."""
@@ -98,9 +99,9 @@ class ColocOnline(Coloc):
             count[("job", a)] = count.get(("job", a), 0) + 1
             count[("co", b)] = count.get(("co", b), 0) + 1
             predicted = min(max(self._preds.norm(device, a, b), 0.01), 1.0)
-            r[row] = np.log(max(self._seen[(device, a, b)], 0.01)) - np.log(predicted)
+            r[row] = math.log(max(self._seen[(device, a, b)], 0.01)) - math.log(predicted)
         beta = np.linalg.solve(x.T @ x + self.ridge * np.eye(len(terms)), x.T @ r)
-        self._effects = {t: float(beta[i]) for t, i in index.items()}
+        self._effects = {t: stable(float(beta[i])) for t, i in index.items()}
         self._count = count
 
     def _forget(self, view) -> None:
@@ -186,3 +187,11 @@ class ColocOnline(Coloc):
         if now - formed >= self.observe_s:
             return view.observed_factor(job)
         return self._predicted_factor(view, job)
+
+
+def stable(value: float) -> float:
+    """`value` to 12 significant digits. The ridge fit runs through BLAS, whose last bits depend on the CPU's code
+    path (another machine's AVX-512 or SSE kernels round differently), and a last bit can tip a near-tie between two
+    placements: rounded, every x86-64 machine feeds the rule the same numbers (a value 1e-12 from a rounding
+    boundary still could differ; none did in the default run)."""
+    return float(f"{value:.12g}")
