@@ -192,6 +192,7 @@ class ColocOnline(Coloc):
 def stable(value: float) -> float:
     """`value` to 12 significant digits. The ridge fit runs through BLAS, whose last bits depend on the CPU's code
     path (another machine's AVX-512 or SSE kernels round differently), and a last bit can tip a near-tie between two
-    placements: rounded, every x86-64 machine feeds the rule the same numbers (a value 1e-12 from a rounding
-    boundary still could differ; none did in the default run)."""
+    placements: rounded, another machine feeds the rule the same numbers unless a value lies within the BLAS
+    difference of a rounding boundary. It narrows the differences, not removes them: of the default run's 2,940
+    simulation runs, 2 differed on this machine with AVX-512 and AVX2 turned off, 1 after rounding."""
     return float(f"{value:.12g}")
