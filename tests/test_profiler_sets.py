@@ -131,7 +131,9 @@ def test_a_real_tiny_sweep_of_a_triple_gives_its_sets_table_and_errors(tmp_path)
     sets = profiler.sets_table(records)
     assert list(sets["workload"]) == [A, B, B] and (sets["norm"] > 0).all() and sets["feasible"].all()
     errors = extrapolation_error(profiler.pairs_table(records), sets)
-    assert errors["product"].between(0, 2).all() and errors["rel_error"].notna().all()
+    # one repeat of a fraction of a second each: beside the test suite's other process a pair can read faster than
+    # its disturbed solo (a product of 4.9 was seen under xdist), so only the shape and the sign are asserted here
+    assert (errors["product"] > 0).all() and np.isfinite(errors["product"]).all() and errors["rel_error"].notna().all()
 
 
 def test_extrapolation_figure_is_written_and_says_when_nothing_compares(tmp_path):
