@@ -704,6 +704,11 @@ BRIEF_COLUMNS = ["paper", "claim", "paper_value", "paper_setting", "paper_settin
                  "decided_by"]
 
 
+BRIEF_HEADERS = {"paper_value": "paper says", "paper_setting": "coloc, paper's setting",
+                 "paper_setting_verdict": "verdict there", "coloc_value": "coloc, own setting", "decided_by": "decided by"}
+"""The brief table's columns as a reader sees them (the README's claims table and the report's page)."""
+
+
 def brief(table: pd.DataFrame) -> pd.DataFrame:
     """The claims table for a narrow page: coloc's value in each setting as one text, "value [low, high]" (with % for
     a change), "n/a" where there is none (a lone "-" is a list item in reStructuredText); the comparison and reasons
@@ -735,9 +740,7 @@ def page(brief_table: pd.DataFrame) -> str:
     report; the report's front page (one screen, centred) only points here."""
     import html
 
-    table = brief_table.rename(columns={"paper_value": "paper says", "paper_setting": "coloc, paper's setting",
-                                        "paper_setting_verdict": "verdict there", "coloc_value": "coloc, own setting",
-                                        "decided_by": "decided by"})
+    table = brief_table.rename(columns=BRIEF_HEADERS)
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Claims</title>"
             f"<style>{PAGE_STYLE}</style></head><body>\n"
             "<h1>Claims of the papers against coloc's measurements</h1>\n"

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from coloc.claims import wall_clock_claims
+from coloc.claims import BRIEF_HEADERS, wall_clock_claims
 
 MARK = "<!-- results:{name} (written by the run: coloc readme; do not edit) -->"
 END = "<!-- /results:{name} -->"
@@ -59,9 +59,7 @@ def markdown(frame: pd.DataFrame) -> str:
 def claims_section(brief: pd.DataFrame) -> str:
     """The claims table: paper, claim, the paper's value (its interval where the published data give one), coloc in
     the paper's setting and in its own, each with its 95% interval and verdict, and what decides the verdict."""
-    table = brief.rename(columns={"paper_value": "paper says", "paper_setting": "coloc, paper's setting",
-                                  "paper_setting_verdict": "verdict there", "coloc_value": "coloc, own setting",
-                                  "decided_by": "decided by"})
+    table = brief.rename(columns=BRIEF_HEADERS)
     return markdown(table[["paper", "claim", "paper says", "coloc, paper's setting", "verdict there",
                            "coloc, own setting", "verdict", "decided by"]])
 

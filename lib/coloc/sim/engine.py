@@ -233,10 +233,7 @@ class Simulator:
 
     def _round(self) -> None:
         view = self.view
-        start = time.perf_counter()
-        self.policy.schedule(view)
-        view.stats["decision_time_s"] += time.perf_counter() - start
-        view.stats["rounds"] += 1
+        decide(self.policy, view)
         if self.check_every and view.stats["rounds"] % self.check_every == 0:
             checks.state(view)
 
@@ -264,3 +261,12 @@ def simulate(trace: pd.DataFrame, truth: GroundTruth, policy, spec: ClusterSpec,
              check_every: int = 0) -> SimResult:
     """Run `policy` over `trace`; see Simulator."""
     return Simulator(trace, truth, policy, spec, predictions, restart_cost_s, seed, check_every).run()
+
+
+def decide(policy, view) -> None:
+    """One decision round of `policy` on `view`, its wall time added to the view's `decision_time_s` and counted in
+    its `rounds` (the simulator's and the real testbed's rounds alike)."""
+    start = time.perf_counter()
+    policy.schedule(view)
+    view.stats["decision_time_s"] += time.perf_counter() - start
+    view.stats["rounds"] += 1

@@ -48,6 +48,7 @@ from coloc.profiler import journal
 from coloc.profiler.worker import JobSpec
 from coloc.sim.checks import SimulationError
 from coloc.sim.cluster import ClusterSpec
+from coloc.sim.engine import decide
 from coloc.sim.job import DONE, QUEUED, RUNNING, Job
 from coloc.sim.traces import jobs_from_trace
 from coloc.sim.view import Profile, SchedulerView
@@ -247,11 +248,7 @@ class _Runner:
         return time.monotonic() - self.t0
 
     def _round(self) -> None:
-        view = self.view
-        start = time.perf_counter()
-        self.policy.schedule(view)
-        view.stats["decision_time_s"] += time.perf_counter() - start
-        view.stats["rounds"] += 1
+        decide(self.policy, self.view)
 
     def _wait(self, timeout: float) -> None:
         handles = [p.conn for p, _ in self.procs.values()] + [p.process.sentinel for p, _ in self.procs.values()]
