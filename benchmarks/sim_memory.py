@@ -20,7 +20,7 @@ from pathlib import Path
 CHILD = """
 import json, resource, sys
 import pandas as pd
-from coloc.sim import scenarios
+from coloc.studies import scenarios
 processed, policy, n_jobs, runs, cluster = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 solo, pairs = pd.read_parquet(f"{processed}/solo.parquet"), pd.read_parquet(f"{processed}/pairs.parquet")
 settings = {"reference_device": "v100", "max_jobs_per_gpu": 2, "restart_cost_s": 30.0, "protocol": "lofo",

@@ -3,7 +3,7 @@
 ISACPP lists its 51 jobs' types and epochs, not their run times, nor its nodes' GPU counts. This script simulates a
 testbed scenario's baseline, ``volcano``, with every job submitted at once (the paper's setting), for each candidate,
 over the scenario's seeds, and ranks the candidates by the distance of the pooled completion times' quantiles to
-Volcano's 51 published ones (`coloc.sim.calibrate`). The candidates are log-normal durations (median, sigma) of
+Volcano's 51 published ones (`coloc.studies.calibrate`). The candidates are log-normal durations (median, sigma) of
 ``isacpp-testbed`` (Gavel's cluster), or with ``--gpus`` the GPU counts of a one-device-type cluster at the
 scenario's durations (``isacpp-testbed-3090``: Lucid's RTX 3090). Only the baseline is fitted: ISACPP's and
 Horus's published times are never looked at, so comparing them with it stays a measurement. The scenario's config
@@ -30,7 +30,7 @@ import yaml
 
 from coloc import memory
 from coloc.published import ISACPP_COMPLETION_S
-from coloc.sim import calibrate, experiment, scenarios
+from coloc.studies import calibrate, experiment, scenarios
 
 SCENARIO = "isacpp-testbed"
 BASELINE = "volcano"  # the policy whose completion times are fitted to Volcano's published ones

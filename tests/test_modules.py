@@ -113,3 +113,53 @@ def test_a_file_edited_between_two_calls_is_read_again(tmp_path):
     cli = root / "cli.py"
     cli.write_text(cli.read_text() + "\nfrom coloc import stats  # noqa: E402,F401\n")
     assert {p.name for p in modules.files_of_module("coloc.cli", root)} == before | {"stats.py"}
+
+
+# The library's layers, bottom to top. A module imports only from its own layer or those below it: the engine
+# (``sim/``) and everything else in the first layer never reach a policy, and policies never reach a study.
+LAYERS = (
+    ("the engine and its inputs", ()),  # everything not named in a layer above
+    ("policies", ("policies/",)),
+    ("studies", ("studies/",)),
+    ("users of studies", ("claims.py", "claims_map.py", "cli.py", "config.py", "plots/", "readme.py", "testbed/")),
+)
+
+
+def layer_of(relative: str) -> int:
+    return max((rank for rank, (_, prefixes) in enumerate(LAYERS) if relative.startswith(prefixes)), default=0)
+
+
+def upward_imports(root) -> list[str]:
+    """Every import inside the package (top of a file or inside a function) that runs to a higher layer."""
+    import ast
+
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        relative = str(path.relative_to(root))
+        tree = ast.parse(path.read_text())
+        package = path.parent.relative_to(root).parts
+        for parts in modules._imports(tree, package):
+            for target in modules._files(parts, root)[-1:]:
+                name = str(target.relative_to(root))
+                if layer_of(name) > layer_of(relative):
+                    found.append(f"{relative} imports {name} ({LAYERS[layer_of(name)][0]} above "
+                                 f"{LAYERS[layer_of(relative)][0]})")
+    return found
+
+
+def test_the_librarys_imports_run_one_way_down_the_layers():
+    assert upward_imports(modules.ROOT) == []
+    assert layer_of("sim/engine.py") == 0 and layer_of("policies/coloc.py") == 1
+    assert layer_of("studies/experiment.py") == 2
+
+
+def test_a_module_below_policies_that_imports_one_is_caught(tmp_path):
+    import shutil
+
+    root = tmp_path / "coloc"
+    shutil.copytree(modules.ROOT, root, ignore=shutil.ignore_patterns("__pycache__"))
+    engine = root / "sim" / "engine.py"
+    engine.write_text(engine.read_text() + "\n\ndef late():\n    from coloc.policies import coloc  # noqa: F401\n")
+    assert upward_imports(root) == [
+        "sim/engine.py imports policies/__init__.py (policies above the engine and its inputs)",
+        "sim/engine.py imports policies/coloc.py (policies above the engine and its inputs)"]

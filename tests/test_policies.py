@@ -5,7 +5,7 @@ from sim_cases import ABC, predictions, tables, trace, truth_abc
 from coloc import policies
 from coloc.policies.stages import isacpp_score, pair_finish_times, run_stages
 from coloc.sim import ClusterSpec, GroundTruth, Simulator, simulate, traces
-from coloc.sim.experiment import make_policy
+from coloc.studies.experiment import make_policy
 from coloc.sim.predictions import Predictions
 
 ONE, TWO = ClusterSpec((("v100", 1),)), ClusterSpec((("v100", 2),))

@@ -9,7 +9,7 @@ from sim_cases import ABC, predictions, tables
 import coloc.policies
 from coloc import policies
 from coloc.policies import base
-from coloc.sim import experiment
+from coloc.studies import experiment
 
 NEW_POLICY = '''
 """Test helper: a policy in a module of its own, found with no other edit."""

@@ -132,7 +132,7 @@ def test_a_round_from_running_jobs_decides_as_the_scanning_reference(devices, ga
     """Scheduling-delay rounds start from a view with jobs already running (not placed by the policy)."""
     import reference_sim.base as reference
 
-    from coloc.sim import delay
+    from coloc.studies import delay
     from coloc.sim.view import Profile
     truth = GroundTruth(*gavel, "v100")
     profile, spec = Profile.of(truth), ClusterSpec(devices)

@@ -8,7 +8,7 @@ from sim_cases import ABC, predictions, tables, truth_abc
 
 from coloc import policies
 from coloc.sim import ClusterSpec, GroundTruth, Simulator, traces
-from coloc.sim.experiment import make_policy
+from coloc.studies.experiment import make_policy
 from coloc.sim.view import Profile, SchedulerView
 
 SPEC = ClusterSpec((("v100", 2),), gpus_per_node=2)

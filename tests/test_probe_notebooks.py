@@ -5,7 +5,7 @@ from pathlib import Path
 import yaml
 
 from coloc.predict.stage import run_file
-from coloc.sim.probing import probe_protocol
+from coloc.studies.probing import probe_protocol
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((REPO / "config" / "config.yaml").read_text())

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from coloc.published import ISACPP_COMPLETION_S
-from coloc.sim.calibrate import fit, quantile_distance
+from coloc.studies.calibrate import fit, quantile_distance
 
 
 def test_the_published_lists_hold_51_jobs_each_with_the_papers_means():

@@ -1,4 +1,4 @@
-"""coloc.sim.delay: the state a timed round starts from, and one row per policy and queue length."""
+"""coloc.studies.delay: the state a timed round starts from, and one row per policy and queue length."""
 
 import time
 
@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from coloc.policies.base import Policy
-from coloc.sim import delay
+from coloc.studies import delay
 from coloc.sim.cluster import ClusterSpec
 from coloc.sim.interference import GroundTruth
 from coloc.sim.job import QUEUED, RUNNING

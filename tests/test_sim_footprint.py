@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coloc import config as cfg
-from coloc.sim import footprint
+from coloc.studies import footprint
 from workflow_run import planned
 
 REPO = Path(__file__).resolve().parents[1]

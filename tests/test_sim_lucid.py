@@ -9,7 +9,7 @@ from sim_cases import Scripted, trace
 
 from coloc import lucid, policies
 from coloc.sim import ClusterSpec, GroundTruth, simulate
-from coloc.sim import experiment, scenarios
+from coloc.studies import experiment, scenarios
 from coloc.sim.metrics import summarize, utilization_series
 
 ONE_3090 = ClusterSpec((("rtx3090", 1),))

@@ -5,8 +5,9 @@ import pandas as pd
 import pytest
 from sim_cases import ABC, tables, trace, truth_abc
 
-from coloc.sim import Predictions, experiment
-from coloc.sim.experiment import parse_policy, protocol_of
+from coloc.sim import Predictions
+from coloc.studies import experiment
+from coloc.studies.experiment import parse_policy, protocol_of
 from coloc.sim.predictions import TOLERANCE
 
 

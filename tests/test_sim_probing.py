@@ -5,7 +5,7 @@ import pytest
 
 from coloc.datasets import family_of
 from coloc.predict.protocols import touches
-from coloc.sim import probing
+from coloc.studies import probing
 
 KEY = ["device", "workload_a", "workload_b"]
 

@@ -10,7 +10,7 @@ from sim_cases import ABC, predictions, trace, truth_abc
 
 from coloc import policies
 from coloc.sim import ClusterSpec, Simulator, simulate
-from coloc.sim.experiment import make_policy
+from coloc.studies.experiment import make_policy
 from coloc.sim.metrics import time_integral
 
 SPEC = ClusterSpec((("v100", 4),), gpus_per_node=2)

@@ -14,7 +14,8 @@ from sim_cases import ABC, Scripted, tables, trace, truth_abc
 
 from coloc import policies
 from coloc.policies.base import Policy
-from coloc.sim import ClusterSpec, GroundTruth, Predictions, SimulationError, experiment, simulate
+from coloc.sim import ClusterSpec, GroundTruth, Predictions, SimulationError, simulate
+from coloc.studies import experiment
 
 FAST = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 TWO = ClusterSpec((("v100", 2),), gpus_per_node=2)

@@ -2,7 +2,7 @@
 import pandas as pd
 import pytest
 
-from coloc.sim.regret import regret_report, regret_table
+from coloc.studies.regret import regret_report, regret_table
 
 
 def summary():

@@ -1,4 +1,4 @@
-"""coloc.sim.scenarios: a scenario's runs (seed x sweep point), heterogeneous clusters, resume, the testbed trace."""
+"""coloc.studies.scenarios: a scenario's runs (seed x sweep point), heterogeneous clusters, resume, the testbed trace."""
 import math
 
 import numpy as np
@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 from sim_cases import ABC, tables
 
-from coloc.sim import experiment, scenarios, traces
+from coloc.sim import traces
+from coloc.studies import experiment, scenarios
 
 SETTINGS = {"reference_device": "v100", "max_jobs_per_gpu": 2, "restart_cost_s": 30.0, "protocol": "lofo",
             "predictor_norm": "p", "predictor_util": "h", "util_bin_s": 100.0}

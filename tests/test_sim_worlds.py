@@ -9,7 +9,8 @@ from test_sim_scenarios import SETTINGS, a_testbed, two_devices
 
 from coloc import config as cfg
 from coloc import policies
-from coloc.sim import ClusterSpec, GroundTruth, Predictions, SimulationError, experiment, scenarios, simulate
+from coloc.sim import ClusterSpec, GroundTruth, Predictions, SimulationError, simulate
+from coloc.studies import experiment, scenarios
 from coloc.sim.interference import parse_world
 from coloc.sim.view import SchedulerView, jobs_per_gpu
 

@@ -20,7 +20,7 @@ Each factor may also list ``also`` values: sensitivities that are neither settin
 The cells of a group (:func:`cells`): the paper's setting; the paper's setting with one factor moved to coloc's
 value, or to one of its ``also`` values; coloc's setting (every factor moved). Every cell runs the group's scenario
 at its headline point for every seed, through the same scenario runner as the simulation stage
-(:func:`coloc.sim.scenarios.run_policy`), so coloc's cell is the simulation stage's own run of that point. A run
+(:func:`coloc.studies.scenarios.run_policy`), so coloc's cell is the simulation stage's own run of that point. A run
 the cells share (the same scenario, overrides and policy) runs once.
 
 :func:`map_rows` scores each claim in each cell with :mod:`coloc.claims`' rules, and :func:`decided_by` names the
@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from coloc import policies
-from coloc.sim import experiment, scenarios
+from coloc.studies import experiment, scenarios
 
 FACTORS = ("world", "protocol", "baseline", "cluster", "cap")
 SPEC_FACTORS = {"world": "world", "cluster": "cluster", "cap": "max_jobs_per_gpu"}  # factor -> scenario spec key

@@ -204,7 +204,7 @@ def cross_problems(config: dict) -> list[str]:
       ``scheduling_delay``'s clusters (parse, Gavel's devices), ``gpu_mix`` and ``families`` likewise.
     * What would fail late or exhaust memory: ``trace.window`` and a Philly scenario's ``start_s`` / ``end_s`` with
       the start before the end; a cluster (a scenario's, ``scheduling_delay``'s) of at most :data:`MAX_GPUS` GPUs in
-      all; a scenario whose simulate job fits a 24 GB machine (:mod:`coloc.sim.footprint`).
+      all; a scenario whose simulate job fits a 24 GB machine (:mod:`coloc.studies.footprint`).
     """
     sim, pred = config.get("simulation"), config.get("predictors")
     problems = _model_problems(pred) if pred else []
@@ -346,7 +346,7 @@ def _families_problems(where: str, families, dataset: str = "gavel") -> list[str
 def _clusters_problems(where: str, text: str, dataset: str = "gavel") -> tuple[list[str], list[tuple[str, int]]]:
     """(problems, the (device, GPUs) of the cluster) of a ClusterSpec text: it parses, the dataset's devices only."""
     from coloc.sim.cluster import ClusterSpec
-    from coloc.sim.scenarios import DATASETS
+    from coloc.studies.scenarios import DATASETS
 
     try:
         devices = list(ClusterSpec.parse(text).devices)
@@ -436,8 +436,8 @@ def _world_problems(where: str, world) -> list[str]:
 
 
 def _scenario_problems(where: str, spec: dict) -> list[str]:
-    from coloc.sim import footprint
-    from coloc.sim.scenarios import SOURCE_SWEEPS
+    from coloc.studies import footprint
+    from coloc.studies.scenarios import SOURCE_SWEEPS
 
     problems = [line for i, entry in enumerate(spec["policies"]) for line in _policy_problems(f"{where}.policies[{i}]", entry)]
     dataset = spec.get("dataset", "gavel")
@@ -504,7 +504,7 @@ def _model_sections(pred: dict) -> dict[str, tuple[str, dict]]:
 def _policy_problems(where: str, entry: str) -> list[str]:
     """A scenario's policy entry '<policy>[~<predictor>][@<protocol>]' against the registries."""
     from coloc import policies
-    from coloc.sim.experiment import PROFILED_PAIRS
+    from coloc.studies.experiment import PROFILED_PAIRS
 
     known, problems = policies.names(), []
     rest, at, protocol = entry.partition("@")
@@ -541,7 +541,7 @@ def _override_kind(policy: str) -> str | None:
 
 def _simulation_problems(sim: dict, pred: dict) -> list[str]:
     from coloc import policies
-    from coloc.sim.experiment import PROFILED_PAIRS, PROFILED_UTIL_PROTOCOL
+    from coloc.studies.experiment import PROFILED_PAIRS, PROFILED_UTIL_PROTOCOL
 
     protocol, problems = sim["protocol"], []
     if protocol not in pred["protocols"]:

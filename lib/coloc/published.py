@@ -3,7 +3,7 @@
 ISACPP's completion times (s) of its 51 testbed jobs under each scheduler, from the authors' plotting script
 (self-cream/ISACPP @ 3cd547a, results/main.py, the lists behind Fig. 14). Every job was submitted at once: the
 makespan equals the largest completion time under every scheduler. Used to choose the testbed scenario's job
-durations by fitting the simulated Volcano baseline to Volcano's published times (`coloc.sim.calibrate`),
+durations by fitting the simulated Volcano baseline to Volcano's published times (`coloc.studies.calibrate`),
 never to ISACPP's own.
 """
 from __future__ import annotations

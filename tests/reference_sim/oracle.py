@@ -1,7 +1,7 @@
 """ORACLE: coloc's packing rule on the measured pairs, an UPPER BOUND, not a deployable policy.
 
 The one policy given the simulator's ground truth, and only through its constructor:
-`policies.get("oracle", truth=truth)` (coloc.sim.experiment.run passes it because the policy
+`policies.get("oracle", truth=truth)` (coloc.studies.experiment.run passes it because the policy
 declares the need "truth"). It reads the measured pairs as if they were predictions with no
 error and no spread.
 """

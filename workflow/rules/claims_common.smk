@@ -1,6 +1,6 @@
 # Helpers of the claims stage (workflow/rules/claims.smk): the claims map's runs, their inputs and parameters.
 from coloc import claims_map
-from coloc.sim import experiment, scenarios
+from coloc.studies import experiment, scenarios
 
 CLAIMS = config["claims"]
 

@@ -4,7 +4,7 @@
 # figure rule plots mean JCT against k. It reads the predictors stage's Gavel files of lofo-probe-<k> (lofo for
 # k = 0) and of probing.seen_protocol: each must be among predictors.protocols (prediction_file says so).
 
-from coloc.sim.probing import probe_protocol
+from coloc.studies.probing import probe_protocol
 
 PROBING = config.get("probing")
 

@@ -1,7 +1,7 @@
 # Scheduling delay (ISACPP Fig. 16): one notebook run times one scheduling round of each policy against the number
-# of queued jobs (coloc.sim.delay) and draws the figure; it reads the Gavel prediction files its policies declare.
+# of queued jobs (coloc.studies.delay) and draws the figure; it reads the Gavel prediction files its policies declare.
 from coloc.policies import prediction_needs
-from coloc.sim import delay
+from coloc.studies import delay
 from coloc.sim.predictions import FILES
 
 DELAY = config["scheduling_delay"]

@@ -1,5 +1,5 @@
 # Helpers of the simulation stage (workflow/rules/simulation.smk): scenarios from config, per-run parameters.
-from coloc.sim import experiment, footprint, scenarios
+from coloc.studies import experiment, footprint, scenarios
 
 SIM = config["simulation"]
 SIM_DIR = "results/sim/{scenario}/{policy}"
@@ -56,7 +56,7 @@ def sim_trace_path(wildcards):
 
 
 def sim_memory_mb(wildcards):
-    """The simulate job's memory: its scenario's every run in one process (coloc.sim.footprint)."""
+    """The simulate job's memory: its scenario's every run in one process (coloc.studies.footprint)."""
     return footprint.simulate_mb(SIM["scenario_specs"][wildcards.scenario])
 
 

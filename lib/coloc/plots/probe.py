@@ -1,6 +1,6 @@
 """Figure of the probe scenario : mean JCT against the probes k of every new job.
 
-From :func:`coloc.sim.probing.jct_against_k`'s table, two panels: (left) coloc-probe's mean JCT over seeds
+From :func:`coloc.studies.probing.jct_against_k`'s table, two panels: (left) coloc-probe's mean JCT over seeds
 at each k with its 95% interval (Student t), the GPU time its probes cost written at each point, next to
 coloc-online without probes (dash-dot: it learns from the pairs it runs), coloc with every family seen (dotted)
 and the oracle (an upper bound, dashed); (right) the same runs as the

@@ -1,6 +1,6 @@
 """Figures of the simulation stage: per scenario (notebook 04_simulation_figures) and the scheduling delay (05).
 
-Per scenario, from the gathered tables (coloc.sim.experiment; one row per run in `summary`, per job in
+Per scenario, from the gathered tables (coloc.studies.experiment; one row per run in `summary`, per job in
 `jobs`, per time bin in `utilization`, each keyed by scenario, policy, seed and sweep point):
 
 * `policy_bars`: every policy's mean JCT, makespan, queueing delay and GPU busy share at one sweep point
@@ -11,7 +11,7 @@ Per scenario, from the gathered tables (coloc.sim.experiment; one row per run in
 * `sweep`: mean JCT and makespan against the swept value, with fifo's GPU busy share until the last
   job starts (is the cluster contended?);
 * `scheduling_delay`: one round's wall time against the queue length, log-log (ISACPP Fig. 16);
-* `regret`: every deployable policy's regret against coloc's bound (coloc.sim.regret) per scenario and point.
+* `regret`: every deployable policy's regret against coloc's bound (coloc.studies.regret) per scenario and point.
 
 Titles carry the data source, cluster, devices and prediction protocol. Policies appear in the order of
 their kind (baselines, predictive policies, oracles); oracles are labelled upper bounds and hatched.
@@ -29,7 +29,7 @@ import seaborn as sns
 from matplotlib.lines import Line2D
 
 from coloc.policies import KINDS
-from coloc.sim.regret import CONTENDED
+from coloc.studies.regret import CONTENDED
 from coloc.stats import mean_ci
 
 BAR_METRICS = {"jct_mean": "mean JCT (h)", "makespan": "makespan (h)",
@@ -372,7 +372,7 @@ def regret_title(summary: pd.DataFrame) -> str:
 
 
 def regret(table: pd.DataFrame, title: str = "") -> plt.Figure:
-    """A panel per scenario: each deployable policy's regret (coloc.sim.regret.regret_report's table, oracle
+    """A panel per scenario: each deployable policy's regret (coloc.studies.regret.regret_report's table, oracle
     kinds left out), baselines first, at every sweep point, a marker per point (filled where fifo's busy share
     makes it contended, hollow where not) with its 95% interval; 0 is the bound (oracle, an upper bound), 1 is
     fifo. A regret beyond the axis is written at the row's edge, in its point's colour, beside an arrow."""

@@ -11,7 +11,7 @@ The predictions it reads (`view.predictions`) are the probe-informed ones: for t
 pairs, a predictor that saw the family only through its k probes; for the probe pairs themselves, the
 values the probes measured (the only measured pairs the policy sees, and it pays for them); for the
 other pairs, out-of-fold predictions of a predictor that trained on their families
-(`coloc.sim.probing.probe_predictions` builds that table). Everything else is coloc's rule
+(`coloc.studies.probing.probe_predictions` builds that table). Everything else is coloc's rule
 (coloc.policies.coloc); with `probes` = 0 or no new family it is coloc.
 """
 from __future__ import annotations

@@ -36,7 +36,7 @@ from coloc.predict.references import choose_references
 from coloc.sim import metrics, traces
 from coloc.sim.cluster import ClusterSpec
 from coloc.sim.engine import simulate
-from coloc.sim.experiment import cluster_workloads, make_policy, truth_name
+from coloc.studies.experiment import cluster_workloads, make_policy, truth_name
 from coloc.sim.interference import GroundTruth
 from coloc.sim.predictions import Predictions
 from coloc.stats import mean_ci, ratio_ci

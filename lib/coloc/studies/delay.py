@@ -27,7 +27,8 @@ import pandas as pd
 
 from coloc import policies
 from coloc.datasets import family_of
-from coloc.sim import experiment, traces
+from coloc.sim import traces
+from coloc.studies import experiment
 from coloc.sim.cluster import ClusterSpec
 from coloc.sim.interference import GroundTruth
 from coloc.sim.job import QUEUED, Job
@@ -150,7 +151,7 @@ def check_policies(names: Sequence[str]) -> None:
 
 def make_policy(name: str, truth: GroundTruth):
     """A fresh registered policy (a plain name, checked), made as a simulation run makes it
-    (coloc.sim.experiment.make_policy: only the oracle is given the truth)."""
+    (coloc.studies.experiment.make_policy: only the oracle is given the truth)."""
     _policy_class_checked(name)
     return experiment.make_policy(name, truth)
 

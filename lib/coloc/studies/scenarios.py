@@ -30,7 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 import coloc
-from coloc.sim import experiment
+from coloc.studies import experiment
 from coloc.sim.cluster import ClusterSpec
 from coloc.sim.interference import GroundTruth
 from coloc.sim.metrics import utilization_series

@@ -1,7 +1,7 @@
 """The memory a simulate job needs, estimated from its scenario before it runs: the rule's ``mem_mb``, and the config
 check's refusal of a scenario that a machine of :data:`LIMIT_MB` could not run.
 
-A simulate job runs every seed x sweep point of one policy in one process (:func:`coloc.sim.scenarios.run_policy`)
+A simulate job runs every seed x sweep point of one policy in one process (:func:`coloc.studies.scenarios.run_policy`)
 and keeps each finished run's tables until it saves them all, so it needs about
 
     BASE_MB + jobs x (RUN_BYTES + KEPT_BYTES x runs) + GPUs x GPU_BYTES
@@ -61,6 +61,6 @@ def problems(where: str, spec: Mapping) -> list[str]:
         return []
     runs = len(spec["seeds"]) * len(next(iter(spec["sweep"].values())))
     return [f"{where}: a simulate job of this scenario needs about {need} MB ({jobs_of(spec['trace'])} jobs x "
-            f"{runs} runs (seeds x sweep points) kept in one process, {gpus_of(spec)} GPUs; coloc.sim.footprint), "
+            f"{runs} runs (seeds x sweep points) kept in one process, {gpus_of(spec)} GPUs; coloc.studies.footprint), "
             f"more than the {LIMIT_MB} MB of the machine the config is bounded for; expected fewer jobs, seeds or "
             f"sweep points (or a scenario split in two)"]
