@@ -82,7 +82,7 @@ def executed_notebook(workdir, stem):
 def not_run_by_the_ci_config() -> set[str]:
     """Notebooks whose rule runs only when configured, and the CI config (over the default) does not configure it:
     users' own data (datasets.user) and ISACPP's ablation (predictors.ablation.run, config/paper.yaml); and the real
-    testbed's (rule testbed, outside `all`: it needs quiet cores; tests/test_testbed.py runs its script end to end)."""
+    testbed's (rule testbed, outside `all`: it needs quiet cores; tests/test_testbed_runner.py runs its script end to end)."""
     default, ci = yaml.safe_load((REPO / "config" / "config.yaml").read_text()), yaml.safe_load(CI_CONFIG.read_text())
     user = ci.get("datasets", default.get("datasets", {})).get("user")
     ablation = {**default["predictors"]["ablation"], **ci["predictors"].get("ablation", {})}["run"]
