@@ -67,6 +67,7 @@ ELSEWHERE = {
 NOT_MODULE_TESTS = {
     "test_bench_sim_scale": "the simulator's speed at scale",
     "test_docs": "the docs' pages",
+    "test_docs_extending": "docs/extending.md's example policy",
     "test_environment": "the development environment",
     "test_envs": "the rules' conda environments",
     "test_fit_testbed": "scripts/fit_testbed.py",
