@@ -13,7 +13,7 @@ TESTS = Path(__file__).resolve().parent
 # module -> (the test files that test it, why it has none of its own name); shrink it by naming tests after modules
 ELSEWHERE = {
     "cli": ("test_probe_cli test_sources test_readme", "each runs its subcommand through coloc.cli.main"),
-    "pairs": ("test_predict_protocols", "the directed rows' rule is tested where the labels and scores use it"),
+    "pairs": ("test_predict_metrics", "the directed rows' rule is tested where the scores use it"),
     "plots/claims": ("test_report test_workflow", "its figures are drawn by the CI run; the report test finds each"),
     "plots/data": ("test_report test_workflow", "its figures are drawn by the CI run; the report test finds each"),
     "plots/features": ("test_report test_workflow", "its figures are drawn by the CI run; the report test finds each"),
@@ -33,7 +33,6 @@ ELSEWHERE = {
     "predict/evaluate": ("test_predict_models test_predict_probes", "the evaluation's outputs and folds"),
     "predict/inputs": ("test_predict_models test_predict_registry", "the labels the predictors train on"),
     "predict/interactions": ("test_predict_models", "the interaction model on real data"),
-    "predict/metrics": ("test_predict_protocols", "the scores, beside the folds they score"),
     "predict/references": ("test_predict_probes test_probe_cli", "the reference co-runners of the probes"),
     "predict/stage": ("test_predict_models test_predict_user_source", "the predictors stage on tiny data"),
     "profiler/errors": ("test_profiler_tables", "the profiler's refusals, raised by each part"),
