@@ -13,7 +13,6 @@ TESTS = Path(__file__).resolve().parent
 # module -> (the test files that test it, why it has none of its own name); shrink it by naming tests after modules
 ELSEWHERE = {
     "cli": ("test_probe_cli test_sources test_readme", "each runs its subcommand through coloc.cli.main"),
-    "pairs": ("test_predict_metrics", "the directed rows' rule is tested where the scores use it"),
     "plots/claims": ("test_report test_workflow", "its figures are drawn by the CI run; the report test finds each"),
     "plots/data": ("test_report test_workflow", "its figures are drawn by the CI run; the report test finds each"),
     "plots/features": ("test_report test_workflow", "its figures are drawn by the CI run; the report test finds each"),
@@ -44,12 +43,8 @@ ELSEWHERE = {
     "profiler/worker": ("test_profiler_sweep", "every real sweep runs its jobs in workers"),
     "published": ("test_claims test_studies_calibrate", "the papers' numbers where they are compared"),
     "recipe_memory": ("test_memory", "the recipe's memory estimate beside the measured memory"),
-    "sim/firsts": ("test_sim_exactness", "no test of its own: coloc's search reads it, held to the scanning "
-                   "reference's decisions"),
     "sim/job": ("test_sim_cluster_counts test_policies_lone", "jobs made by hand for the cluster and the policies"),
     "sim/metrics": ("test_sim_engine test_sim_traces", "the summaries of runs by hand"),
-    "sim/queue": ("test_sim_engine test_policies_tiresias", "no test of its own: every run orders its queue; "
-                  "tiresias's index reads its entries"),
     "studies/experiment": ("test_sim_predictions test_studies_scenarios", "one run of a policy, by its scenarios"),
     "testbed/process": ("test_testbed_runner", "every runner test starts its jobs' processes"),
     "workloads/attention": ("test_workloads", "every job type of the registry builds and trains there"),
