@@ -3,7 +3,10 @@
     python scripts/compare_runs.py RUN_A RUN_B [--allow-wall-clock]
 
 RUN_A and RUN_B are two checkouts after ``snakemake --cores all`` (or any folders holding the run's outputs).
-Compared: every file under ``data/processed``, ``results`` and ``figures``, and ``README.md`` (which the run fills).
+Compared: every file under ``data/processed``, ``results`` and ``figures`` (the README's generated blocks are the
+run's ``results/readme.md``; ``coloc readme --check`` compares a README with a run). Profiling measures real
+training on this machine, so two runs agree only when the second starts from the first's measurement log
+(config ``profiling.log``, copied before the run): then it measures nothing and tabulates the same log.
 Printed: the number of files compared, each file only one run has, and each file whose sha256 differs. The
 scheduling delay's outputs hold wall-clock times (one scheduling round timed against the queue's length) and
 differ run to run; ``--allow-wall-clock`` leaves those out (they are named in the output). Exit status 0 when
@@ -17,14 +20,12 @@ import sys
 from pathlib import Path
 
 OUTPUTS = ("data/processed", "results", "figures")
-FILES = ("README.md",)
 WALL_CLOCK = ("results/sim/scheduling_delay.parquet", "figures/sim/scheduling_delay.png")
 
 
 def digests(run: Path) -> dict[str, str]:
     """sha256 of each output file of ``run``, by its path relative to ``run``."""
     found = [p for folder in OUTPUTS if (run / folder).is_dir() for p in (run / folder).rglob("*") if p.is_file()]
-    found += [run / name for name in FILES if (run / name).is_file()]
     return {str(p.relative_to(run)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(found)}
 
 

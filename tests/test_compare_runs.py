@@ -18,12 +18,13 @@ def make(root: Path, files: dict[str, bytes]) -> Path:
 
 
 def test_equal_runs_agree_and_a_changed_byte_or_a_missing_file_is_named(tmp_path):
-    same = {"results/a.csv": b"x,1\n", "figures/f.png": b"\x89PNG", "README.md": b"# r\n"}
+    same = {"results/a.csv": b"x,1\n", "figures/f.png": b"\x89PNG", "README.md": b"# r\n",
+            "data/processed/s.parquet": b"PAR1"}
     a = make(tmp_path / "a", same)
     b = make(tmp_path / "b", same)
     agreed = run(a, b)
     assert agreed.returncode == 0 and "3 files compared" in agreed.stdout and "byte-identical" in agreed.stdout
-    make(b, {"results/a.csv": b"x,2\n", "data/processed/t.parquet": b"PAR1"})
+    make(b, {"results/a.csv": b"x,2\n", "data/processed/t.parquet": b"PAR1", "README.md": b"# other\n"})
     differed = run(a, b)
     assert differed.returncode == 1
     assert differed.stdout.splitlines()[1:] == ["only in the second run: data/processed/t.parquet",
