@@ -58,6 +58,7 @@ ELSEWHERE = {
 # test file -> what it tests that is not one library module or package
 NOT_MODULE_TESTS = {
     "test_bench_sim_scale": "the simulator's speed at scale",
+    "test_compare_runs": "scripts/compare_runs.py",
     "test_docs": "the docs' pages",
     "test_docs_extending": "docs/extending.md's example policy",
     "test_environment": "the development environment",
