@@ -27,8 +27,8 @@ class RunConfig:
     run reads (after a '~' override of the policy, coloc.policies.entry.PolicyEntry.predictors). dataset: the
     measured data whose pairs are the run's truth (:data:`TRUTHS`), and whose predictions the policies read. world:
     the interference world of the truth (coloc.sim.interference.parse_world: 'measured', 'flat:<s>', 'none'); memory
-    fit stays the dataset's measured one in every world. max_jobs_per_gpu: the most jobs any policy may put on a GPU; None: no
-    cap but memory (each policy's own limit still applies).
+    fit stays the dataset's measured one in every world. max_jobs_per_gpu: the most jobs any policy may put on a
+    GPU; None: no cap but memory (each policy's own limit still applies).
     """
 
     trace: str
