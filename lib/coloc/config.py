@@ -185,9 +185,10 @@ def cross_problems(config: dict) -> list[str]:
       names a pair predictor on a policy that reads pair predictions, a utilization predictor on one that reads
       utilization only (horus), and nothing else; an ``@protocol`` goes only on a policy that reads predictions;
       its cluster parses and has only its dataset's device types (Gavel's K80/P100/V100; Lucid's RTX 3090 for
-      ``dataset: lucid``); its swept key suits its trace (load: philly, poisson; interval_s: testbed; gpus: a cluster of one device
-      type); its headline is one of the sweep's points; its ``world`` (and ``simulation.world``) an interference
-      world (``measured``, ``none``, ``flat:<s>``; coloc.sim.interference.parse_world).
+      ``dataset: lucid``); its swept key suits its trace (load: philly, poisson; interval_s: testbed; gpus: a
+      cluster of one device type); its headline is one of the sweep's points; its ``world`` (and
+      ``simulation.world``) an interference world (``measured``, ``none``, ``flat:<s>``;
+      coloc.sim.interference.parse_world).
     * ``simulation.predictor_norm`` is a registered pair predictor, ``simulation.predictor_util`` a
       utilization predictor, ``simulation.protocol`` (and each ``@protocol``) one of ``predictors.protocols``.
       Each predictor a simulated policy reads (the scenario's own ``predictor_norm`` / ``predictor_util`` where
