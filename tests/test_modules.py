@@ -138,7 +138,7 @@ def upward_imports(root) -> list[str]:
         relative = str(path.relative_to(root))
         tree = ast.parse(path.read_text())
         package = path.parent.relative_to(root).parts
-        for parts in modules._imports(tree, package):
+        for parts in sorted(modules._imports(tree, package)):  # (a set: its order follows the hash seed)
             for target in modules._files(parts, root)[-1:]:
                 name = str(target.relative_to(root))
                 if layer_of(name) > layer_of(relative):

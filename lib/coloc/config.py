@@ -179,14 +179,16 @@ def cross_problems(config: dict) -> list[str]:
     """Mistakes between the sections of a config the schema accepts (empty if none).
 
     * ``simulation.scenarios``: each has a spec in ``simulation.scenario_specs``.
-    * Each scenario spec (:func:`_scenario_problems`): its policies (``<policy>[~<predictor>][@<protocol>]``)
-      are registered (:func:`coloc.policies.names`); a ``~predictor`` names a pair predictor on a policy that
-      reads pair predictions, a utilization predictor on one that reads utilization only (horus), and
-      nothing else; an ``@protocol`` goes only on a policy that reads predictions; its cluster parses and has
-      only its dataset's device types (Gavel's K80/P100/V100; Lucid's RTX 3090 for ``dataset: lucid``); its
-      swept key suits its trace (load: philly, poisson; interval_s: testbed; gpus: a cluster of one device
-      type); its headline is one of the sweep's points; its ``world`` (and ``simulation.world``) an interference
-      world (``measured``, ``none``, ``flat:<s>``; coloc.sim.interference.parse_world).
+    * Each scenario spec (:func:`_scenario_problems`): its policies (``<policy>[(<param>=<value>,...)]
+      [~<predictor>][@<protocol>]``, coloc.policies.entry) are registered (:func:`coloc.policies.names`), in the
+      canonical form of their label, with parameters the policy declares, of the declared type; a ``~predictor``
+      names a pair predictor on a policy that reads pair predictions, a utilization predictor on one that reads
+      utilization only (horus), and nothing else; an ``@protocol`` goes only on a policy that reads predictions;
+      its cluster parses and has only its dataset's device types (Gavel's K80/P100/V100; Lucid's RTX 3090 for
+      ``dataset: lucid``); its swept key suits its trace (load: philly, poisson; interval_s: testbed; gpus: a
+      cluster of one device type); its headline is one of the sweep's points; its ``world`` (and
+      ``simulation.world``) an interference world (``measured``, ``none``, ``flat:<s>``;
+      coloc.sim.interference.parse_world).
     * ``simulation.predictor_norm`` is a registered pair predictor, ``simulation.predictor_util`` a
       utilization predictor, ``simulation.protocol`` (and each ``@protocol``) one of ``predictors.protocols``.
       Each predictor a simulated policy reads (the scenario's own ``predictor_norm`` / ``predictor_util`` where
@@ -501,29 +503,39 @@ def _model_sections(pred: dict) -> dict[str, tuple[str, dict]]:
     return {"pair": ("models", pred["models"]), "util": ("models", util)}
 
 
-def _policy_problems(where: str, entry: str) -> list[str]:
-    """A scenario's policy entry '<policy>[~<predictor>][@<protocol>]' against the registries."""
+def _policy_problems(where: str, text: str) -> list[str]:
+    """A scenario's policy entry '<policy>[(<param>=<value>,...)][~<predictor>][@<protocol>]'
+    (coloc.policies.entry) against the registries: the policy, its parameters (those it declares, of the declared
+    type), the predictor and the protocol."""
     from coloc import policies
+    from coloc.policies.entry import PolicyEntry, override_kind
     from coloc.studies.experiment import PROFILED_PAIRS
 
+    try:
+        entry = PolicyEntry.parse(text)
+    except ValueError as err:
+        return [f"{where}: {err}"]
     known, problems = policies.names(), []
-    rest, at, protocol = entry.partition("@")
-    name, _, predictor = rest.partition("~")
+    name, predictor, protocol = entry.name, entry.predictor, entry.protocol
     if name not in known:
-        return [f"{where}: unknown policy {name!r} in {entry!r}; known: {known}"]
-    kind = _override_kind(name)
-    readers = [p for p in known if _override_kind(p)]
+        return [f"{where}: unknown policy {name!r} in {text!r}; known: {known}"]
+    problems += [f"{where}: {line} (in {text!r})" for line in policies.parameter_problems(name, entry.param_dict())]
+    if entry.label != text:
+        problems.append(f"{where}: {text!r} is written {entry.label!r} in its canonical form, the label of its runs; "
+                        f"write it so")
+    kind = override_kind(name)
+    readers = [p for p in known if override_kind(p)]
     if predictor and kind is None:
         problems.append(f"{where}: policy {name!r} reads no predictions a '~' can choose, so '~{predictor}' would "
                         f"be ignored; a predictor goes only with {readers}")
     elif predictor and predictor not in predictor_names(kind):
         what = "pair" if kind == "pair" else "utilization"
-        problems.append(f"{where}: unknown {what} predictor {predictor!r} in {entry!r}; known: {predictor_names(kind)}")
-    if at and kind is None:
+        problems.append(f"{where}: unknown {what} predictor {predictor!r} in {text!r}; known: {predictor_names(kind)}")
+    if protocol and kind is None:
         problems.append(f"{where}: policy {name!r} reads no predictions, so '@{protocol}' would be ignored; a "
                         f"protocol goes only with {readers}")
     elif protocol == PROFILED_PAIRS and kind != "pair":
-        pair_readers = [p for p in known if _override_kind(p) == "pair"]
+        pair_readers = [p for p in known if override_kind(p) == "pair"]
         problems.append(f"{where}: '@{PROFILED_PAIRS}' gives measured pairs in place of pair predictions, and "
                         f"policy {name!r} reads none; it goes only with {pair_readers}")
     elif protocol == PROFILED_PAIRS and predictor:
@@ -532,15 +544,9 @@ def _policy_problems(where: str, entry: str) -> list[str]:
     return problems
 
 
-def _override_kind(policy: str) -> str | None:
-    """What a '~predictor' on `policy` names: "pair" (it reads pair predictions), "util" (it reads
-    utilization only, e.g. horus), or None (it reads neither)."""
-    kinds = reads(policy)
-    return "pair" if "norm" in kinds else "util" if "util" in kinds else None
-
-
 def _simulation_problems(sim: dict, pred: dict) -> list[str]:
     from coloc import policies
+    from coloc.policies.entry import PolicyEntry, override_kind
     from coloc.studies.experiment import PROFILED_PAIRS, PROFILED_UTIL_PROTOCOL
 
     protocol, problems = sim["protocol"], []
@@ -564,17 +570,20 @@ def _simulation_problems(sim: dict, pred: dict) -> list[str]:
                  for k in ("predictor_norm", "predictor_util")}
         only = (pred.get("dataset_protocols") or {}).get(dataset)
         missing = {}  # protocols its policies read that the dataset does not run (in order)
-        for i, entry in enumerate(spec["policies"]):
-            rest, at, own = entry.partition("@")
-            name, _, predictor = rest.partition("~")
+        for i, text in enumerate(spec["policies"]):
+            try:
+                entry = PolicyEntry.parse(text)
+            except ValueError:
+                continue  # reported by _policy_problems
+            name, predictor, own = entry.name, entry.predictor, entry.protocol
             kinds = reads(name) if name in policies.names() else ()
             here = f"simulation.scenario_specs.{scenario}.policies[{i}]"
-            if at and kinds and own not in pred["protocols"] and own != PROFILED_PAIRS:
-                problems.append(f"{here}: protocol {own!r} of {entry!r} is not among predictors.protocols "
+            if own and kinds and own not in pred["protocols"] and own != PROFILED_PAIRS:
+                problems.append(f"{here}: protocol {own!r} of {text!r} is not among predictors.protocols "
                                 f"{pred['protocols']} (nor {PROFILED_PAIRS!r}), so no predictions are made under it")
                 continue
             used = own or protocol
-            override = _override_kind(name) if kinds else None
+            override = override_kind(name) if kinds else None
             if used == PROFILED_PAIRS:  # the measured pairs, and the utilization under PROFILED_UTIL_PROTOCOL
                 kinds, used = tuple(k for k in kinds if k != "norm"), PROFILED_UTIL_PROTOCOL
             if "norm" in kinds:

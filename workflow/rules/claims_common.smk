@@ -1,5 +1,6 @@
 # Helpers of the claims stage (workflow/rules/claims.smk): the claims map's runs, their inputs and parameters.
 from coloc import claims_map
+from coloc.policies.entry import PolicyEntry
 from coloc.studies import experiment, scenarios
 
 CLAIMS = config["claims"]
@@ -17,7 +18,7 @@ def claims_map_predictions():
     out = {}
     for run in claims_map_runs():
         dataset = scenarios.dataset_of(run.spec)
-        protocol = experiment.protocol_of(run.policy, SIM["protocol"])
+        protocol = PolicyEntry.parse(run.policy).protocol_or(SIM["protocol"])
         files = {kind: prediction_file(kind, dataset, own)
                  for kind, own in experiment.file_protocols(run.policy, protocol).items()}
         out[f"{run.policy}|{dataset}"] = [files.get("predictions", ""), files.get("utilization", "")]

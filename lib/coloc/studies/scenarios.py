@@ -30,6 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 import coloc
+from coloc.policies.entry import PolicyEntry
 from coloc.studies import experiment
 from coloc.sim.cluster import ClusterSpec
 from coloc.sim.interference import GroundTruth
@@ -127,8 +128,9 @@ def run_config(policy: str, spec: Mapping, settings: Mapping, point: Point) -> e
     load = value.get("load", trace.get("load", 1.0)) if source != "testbed" else math.nan
     interval = value.get("interval_s", trace.get("interval_s", 0.0)) if source == "testbed" else math.nan
     gpus = int(point.point) if point.sweep == "gpus" else None
-    _, norm, util = experiment.parse_policy(policy, settings["predictor_norm"], settings["predictor_util"])
-    protocol = experiment.protocol_of(policy, settings["protocol"])
+    entry = PolicyEntry.parse(policy)
+    norm, util = entry.predictors(settings["predictor_norm"], settings["predictor_util"])
+    protocol = entry.protocol_or(settings["protocol"])
     if protocol == experiment.PROFILED_PAIRS:
         norm = experiment.PROFILED_PAIRS  # (no pair predictor: the truth's pairs, the paper's assumption)
     return experiment.RunConfig(
