@@ -1,5 +1,5 @@
-"""REFERENCE wait queue, kept only for the exactness test: the queued jobs in the order pushed, every question
-answered by sorting them by their entries (no buckets, no sorted chunks). The reference runs use it in place of
+"""REFERENCE wait queue, kept only for the exactness test: the queued jobs in the order pushed and one sorted list of
+their entries, every question answered by walking that list from its start (no buckets, no sorted chunks). The reference runs use it in place of
 coloc.sim.queue.JobQueue (tests/test_sim_exactness.py patches the view's), so the fast queue's indexes are held to
 it. Entries, version counting and the order of iteration (jobs in the order pushed, a re-keyed job last) are the
 fast queue's.
@@ -7,6 +7,7 @@ fast queue's.
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections.abc import Callable, Iterator
 
 
@@ -21,7 +22,7 @@ class JobQueue:
         self.key = key
         self.version = 0
         self._queued: dict[int, tuple] = {}  # job_id -> (entry, job), in the order pushed
-        self._sorted: tuple[int, list] = (-1, [])  # (version, the queued jobs by entry) as last sorted
+        self._entries: list[tuple] = []  # every queued job's entry, sorted
 
     def __len__(self) -> int:
         return len(self._queued)
@@ -35,12 +36,15 @@ class JobQueue:
     def push(self, job) -> None:
         if job.job_id in self._queued:
             raise RuntimeError(f"job {job.job_id} is already queued")
-        self._queued[job.job_id] = ((*self.key(job), job.job_id), job)
+        entry = (*self.key(job), job.job_id)
+        self._queued[job.job_id] = (entry, job)
+        bisect.insort(self._entries, entry)
         self.version += 1
 
     def remove(self, job) -> None:
         self.version += 1
-        del self._queued[job.job_id]
+        entry, _ = self._queued.pop(job.job_id)
+        del self._entries[bisect.bisect_left(self._entries, entry)]
 
     def rekey(self, job) -> None:
         self.remove(job)
@@ -49,21 +53,20 @@ class JobQueue:
     def entry(self, job) -> tuple:
         return self._queued[job.job_id][0]
 
-    def _pairs(self) -> list:
-        """(entry, job) of every queued job, by entry (sorted again whenever the queue changed)."""
-        if self._sorted[0] != self.version:
-            self._sorted = (self.version, sorted(self._queued.values(), key=lambda pair: pair[0]))
-        return self._sorted[1]
-
-    def _in_order(self, keep: Callable[..., bool] = lambda job: True) -> list:
-        """The queued jobs that `keep` keeps, by entry."""
-        return [job for _, job in self._pairs() if keep(job)]
+    def _walk(self, keep: Callable[..., bool] = lambda job: True, after: tuple | None = None,
+              snapshot: bool = False) -> Iterator:
+        """The queued jobs that `keep` keeps, by entry (after `after`; None: from the start); `snapshot`: over the
+        entries as they stand now, safe while jobs leave the queue (a job that left is not given)."""
+        i = 0 if after is None else bisect.bisect_right(self._entries, after)
+        entries = self._entries[i:] if snapshot else itertools.islice(self._entries, i, None)
+        for entry in entries:
+            queued = self._queued.get(entry[-1])
+            if queued is not None and queued[0] == entry and keep(queued[1]):
+                yield queued[1]
 
     def _first(self, keep: Callable[..., bool], after: tuple | None = None):
-        """The first queued job by entry (after `after`, None: from the start) that `keep` keeps; None if none."""
-        pairs = self._pairs()
-        start = 0 if after is None else bisect.bisect_right(pairs, after, key=lambda pair: pair[0])
-        return next((job for _, job in pairs[start:] if keep(job)), None)
+        """The first queued job by entry (after `after`) that `keep` keeps; None if none."""
+        return next(self._walk(keep, after), None)
 
     def best(self, max_gpus: int | None = None):
         """First job by entry needing at most `max_gpus` GPUs (any if None); None if none."""
@@ -78,13 +81,11 @@ class JobQueue:
         return self._first(lambda job: job.num_gpus <= max_gpus, entry)
 
     def first_singles(self, k: int) -> list:
-        return self._in_order(lambda job: job.num_gpus == 1)[:k]
+        return list(itertools.islice(self._walk(lambda job: job.num_gpus == 1), k))
 
     def first(self, k: int) -> list:
-        return self._in_order()[:k]
+        return list(itertools.islice(self._walk(), k))
 
     def ordered(self, max_gpus: int | None = None) -> Iterator:
-        """Jobs by entry as they stand now, each given only while it is still queued."""
-        for job in self._in_order(lambda job: max_gpus is None or job.num_gpus <= max_gpus):
-            if job.job_id in self._queued:
-                yield job
+        """Jobs by entry, each given only while it is still queued."""
+        return self._walk(lambda job: max_gpus is None or job.num_gpus <= max_gpus, snapshot=True)
