@@ -2,9 +2,9 @@
 
 Every policy of the reference runs twice on the same trace: once as coloc.policies has it on
 coloc.sim.cluster.Cluster, coloc.sim.queue.JobQueue and coloc.sim.predictions.Predictions, once as the reference
-copy on the reference Cluster (which scans every GPU), the reference queue (which sorts the queued jobs for every
-question) and the reference's lookups of the same predicted values. The per-job results (start, finish, queueing,
-co-location, device) and the whole sequence of placements (job, GPUs) must be equal, bit for bit.
+copy on the reference Cluster (which scans every GPU), the reference queue (one sorted list of entries, walked from
+its start for every question) and the reference's lookups of the same predicted values. The per-job results (start,
+finish, queueing, co-location, device) and the whole sequence of placements (job, GPUs) must be equal, bit for bit.
 """
 import numpy as np
 import pandas as pd
