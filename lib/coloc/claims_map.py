@@ -105,10 +105,6 @@ def group_from_config(name: str, entry: Mapping) -> Group:
                  policies=tuple(entry.get("policies") or ()))
 
 
-def groups_from_config(section: Mapping) -> list[Group]:
-    return [group_from_config(name, entry) for name, entry in (section.get("groups") or {}).items()]
-
-
 def cells(group: Group) -> list[Cell]:
     """The paper's setting, each one-factor move from it (to coloc's value, then to each ``also`` value), and
     coloc's setting; a move to a value equal to the paper's is left out, as is a coloc cell equal to the paper's."""

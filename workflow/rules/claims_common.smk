@@ -39,6 +39,15 @@ def claims_map_inputs(wildcards):
     return files
 
 
+# The measured pairs of the claims groups' datasets: the reasons name their job types (coloc.claims.paper_claims)
+CLAIMS_PAIRS = {d: f"{stage.dataset_folder(d)}/pairs.parquet"
+                for d in sorted({scenarios.dataset_of(SIM["scenario_specs"][g["scenario"]])
+                                 for g in CLAIMS["groups"].values()})}
+# isacpp's pair predictor on the RTX 3090, named in the reasons: the isacpp-3090 group's scenario's
+_SPEC_3090 = SIM["scenario_specs"].get(CLAIMS["groups"].get("isacpp-3090", {}).get("scenario"), {})
+CLAIMS_PREDICTOR_3090 = _SPEC_3090.get("predictor_norm", SIM["predictor_norm"])
+
+
 CLAIMS_MAP_PARAMS = as_yaml({
     "claims": CLAIMS,
     "scenario_specs": {name: SIM["scenario_specs"][CLAIMS["groups"][name]["scenario"]] for name in CLAIMS["map_groups"]},
