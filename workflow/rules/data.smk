@@ -63,8 +63,8 @@ rule data_tables:
 ALL_OUTPUTS.extend(rules.data_tables.output)
 
 
-# Lucid's RTX 3090 measurements (coloc.lucid): the lucid dataset, and with Gavel's tables the gavel-lucid one of
-# the cross-dataset protocol (the families both measured in pairs).
+# Lucid's RTX 3090 measurements (coloc.datasets.lucid): the lucid dataset, and with Gavel's tables the gavel-lucid one of
+# the cross-dataset protocol (coloc.datasets.gavel_lucid: the families both measured in pairs).
 rule lucid_tables:
     input:
         notebook=NOTEBOOKS / "00_lucid.ipynb",
@@ -85,7 +85,7 @@ rule lucid_tables:
     log:
         notebook="results/notebooks/00_lucid.ipynb",
     conda:
-        ENVS / "predict.yaml"  # cross_tables comes from coloc.predict.stage (torch, LightGBM)
+        ENVS / "predict.yaml"  # the parser checks job types against coloc.workloads (torch)
     shell:
         "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
         "-p pairs_path {input.pairs:q} -p solo_path {input.solo:q} "
