@@ -297,7 +297,7 @@ def _seed_interval(values: np.ndarray) -> tuple[float, float]:
 TARGET_COLUMNS = ["dataset", "protocol", "target_MAPE", "best_predictor", "MAPE", "seeds", "meets"]
 
 
-def target_check(summary_table: pd.DataFrame, targets: dict, dataset: str = "gavel") -> pd.DataFrame:
+def target_check(summary_table: pd.DataFrame, targets: dict, dataset: str = datasets.DEFAULT) -> pd.DataFrame:
     """Whether the best predictor of ``dataset`` meets each protocol's MAPE target (%).
 
     One row per target; a protocol that was not run has no best predictor and ``meets`` False. Only out-of-fold
@@ -340,7 +340,7 @@ def probe_table(scores_table: pd.DataFrame, window_s: float = PROBE_WINDOW_S) ->
     return out[PROBE_COLUMNS].sort_values(["dataset", "base", "scope", "key", "predictor", "k"]).reset_index(drop=True)
 
 
-def probe_mape(probe: pd.DataFrame, dataset: str = "gavel", base: str = "lofo") -> pd.DataFrame:
+def probe_mape(probe: pd.DataFrame, dataset: str = datasets.DEFAULT, base: str = "lofo") -> pd.DataFrame:
     """The MAPE table by k: rows (predictor, k), columns "all" and each device (mean over seeds)."""
     part = probe[(probe["dataset"] == dataset) & (probe["base"] == base)]
     if part.empty:
