@@ -1,8 +1,10 @@
 """coloc.datasets's registry: a dataset is one registered module; a toy one registered here (not in lib) flows
 through the config check, the predictors stage's helpers and a short simulation, and an unknown one is refused."""
 import copy
+import subprocess
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -153,3 +155,66 @@ def test_a_short_simulation_runs_on_the_toys_tables_from_its_parser(toy, toy_tab
     assert experiment.truth_name("toy") == "measured (Toy, A100)"
     with pytest.raises(ValueError, match=r"scenario dataset 'philly': expected one of \['gavel', 'lucid', 'toy'\]"):
         scenarios.dataset_of({**spec, "dataset": "philly"})
+
+
+TOY_MODULE = '''"""A toy dataset: one pairs CSV in the users' format on an A100."""
+from coloc.datasets import Dataset, measured_label
+from coloc.datasets.user import load_user
+
+
+def load(pairs_path):
+    return load_user(pairs_path)
+
+
+DATASET = Dataset(name="toy", short="Toy", title="Toy A100", truth="Toy, A100", folder="data/processed/toy",
+                  label=measured_label("Toy"), devices=("a100",), reference_device="a100", sources=("toy_pairs",),
+                  licence="CC0-1.0", load=load)
+'''
+
+
+@pytest.mark.slow
+def test_a_dataset_module_and_its_sources_entry_are_all_the_workflow_needs(tmp_path):
+    """A copy of the workflow with one module more in coloc/datasets (named in its registry's list) and its file
+    under sources: the workflow downloads the file from the mirror, parses it into the toy's tables (rule
+    dataset_tables) and plans the predictors stage on it under every protocol but the cross-dataset one."""
+    import hashlib
+    import shutil
+    import sys
+
+    from workflow_run import environment, planned
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    shutil.copy2(REPO / "Snakefile", repo / "Snakefile")
+    for part in ("workflow", "config", "notebooks", "lib"):
+        shutil.copytree(REPO / part, repo / part, ignore=shutil.ignore_patterns("__pycache__"))
+    package = repo / "lib" / "coloc" / "datasets"
+    (package / "toy.py").write_text(TOY_MODULE)
+    init = (package / "__init__.py").read_text()
+    for old, new in (("import gavel, profiled, lucid, gavel_lucid", "import gavel, profiled, lucid, gavel_lucid, toy"),
+                     ("(gavel, profiled, lucid, gavel_lucid):", "(gavel, profiled, lucid, gavel_lucid, toy):")):
+        assert old in init
+        init = init.replace(old, new)
+    (package / "__init__.py").write_text(init)
+    mirror = tmp_path / "mirror"
+    (mirror / "toy").mkdir(parents=True)
+    (mirror / "toy" / "pairs.csv").write_text(PAIRS_CSV)
+    config = yaml.safe_load((repo / "config" / "config.yaml").read_text())
+    config["sources"]["toy_pairs"] = {"file": "toy/pairs.csv", "url": "https://example.org/toy/pairs.csv",
+                                      "sha256": hashlib.sha256(PAIRS_CSV.encode()).hexdigest(), "licence": "CC0-1.0"}
+    (repo / "config" / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+
+    def snakemake(*args):
+        return subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", *args], cwd=repo,
+                              env=environment(mirror), capture_output=True, text=True, timeout=600)
+
+    made = snakemake("data/processed/toy/pairs.parquet")
+    assert made.returncode == 0, made.stderr[-4000:]
+    expected = datasets.load_user(mirror / "toy" / "pairs.csv")[1]
+    pd.testing.assert_frame_equal(pd.read_parquet(repo / "data" / "processed" / "toy" / "pairs.parquet"), expected)
+    plan = snakemake("-n", "--forceall")
+    assert plan.returncode == 0, plan.stderr[-4000:]
+    toy_runs = sorted(job["output"][0] for job in planned(plan.stdout) if job["rule"] == "predictors"
+                      and "/toy/" in job["output"][0])
+    protocols = [p for p in config["predictors"]["protocols"] if p != "xdataset"]
+    assert toy_runs == sorted(f"data/processed/predictions/toy/{p}.parquet" for p in protocols)
