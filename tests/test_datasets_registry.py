@@ -92,6 +92,19 @@ def test_each_datasets_sources_are_in_the_shipped_config_with_its_licence():
             assert sources[key]["licence"].startswith(dataset.licence), (name, key)
 
 
+def test_what_a_dataset_says_it_measured_is_what_its_parser_gives(raw_files):
+    """``measures`` against the tables of each dataset with a parser, parsed from the checksummed raw files."""
+    columns = {"utilization": {"gpu_util", "mem_util"}, "memory": {"mem_bytes"}}
+    parsed = [name for name in datasets.names() if datasets.get(name).load]
+    assert parsed == ["gavel", "lucid"]
+    for name in parsed:
+        dataset = datasets.get(name)
+        solo, pairs = dataset.load(*(raw_files[key] for key in dataset.sources))
+        assert set(solo["device"]) == set(dataset.devices)
+        measured = {kind for kind, names in columns.items() if names <= set(solo.columns)}
+        assert measured == set(dataset.measures), name
+
+
 def test_an_unknown_name_and_a_taken_one_are_refused_naming_the_registered():
     with pytest.raises(KeyError, match=r"unknown dataset 'nosuch'; expected one of \['gavel', 'profiled', 'lucid', "
                                        r"'gavel-lucid'\] or user-<name>"):
