@@ -93,7 +93,8 @@ def test_each_datasets_sources_are_in_the_shipped_config_with_its_licence():
 
 
 def test_what_a_dataset_says_it_measured_is_what_its_parser_gives(raw_files):
-    """``measures`` against the tables of each dataset with a parser, parsed from the checksummed raw files."""
+    """``measures``, ``devices`` and ``families`` against the tables of each dataset with a parser, parsed from the
+    checksummed raw files."""
     columns = {"utilization": {"gpu_util", "mem_util"}, "memory": {"mem_bytes"}}
     parsed = [name for name in datasets.names() if datasets.get(name).load]
     assert parsed == ["gavel", "lucid"]
@@ -103,6 +104,9 @@ def test_what_a_dataset_says_it_measured_is_what_its_parser_gives(raw_files):
         assert set(solo["device"]) == set(dataset.devices)
         measured = {kind for kind, names in columns.items() if names <= set(solo.columns)}
         assert measured == set(dataset.measures), name
+        # a trace draws from the families measured in pairs (Lucid's BERT, ResNet-50, Transformer: alone only)
+        in_pairs = set(pairs["workload_a"].map(datasets.family_of)) | set(pairs["workload_b"].map(datasets.family_of))
+        assert dataset.families() == sorted(in_pairs), name
 
 
 def test_an_unknown_name_and_a_taken_one_are_refused_naming_the_registered():

@@ -449,8 +449,9 @@ def _scenario_problems(where: str, spec: dict) -> list[str]:
 
     problems = [line for i, entry in enumerate(spec["policies"]) for line in _policy_problems(f"{where}.policies[{i}]", entry)]
     dataset = spec.get("dataset", datasets.DEFAULT)
-    if _dataset_problems(f"{where}.dataset", dataset):
-        return problems + _dataset_problems(f"{where}.dataset", dataset)
+    unknown = _dataset_problems(f"{where}.dataset", dataset)
+    if unknown:  # its devices and families are unknown
+        return problems + unknown
     found, sized = _clusters_problems(f"{where}.cluster", spec["cluster"], dataset)
     problems += found
     devices = [device for device, _ in sized]

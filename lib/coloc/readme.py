@@ -83,8 +83,6 @@ def claims_map_section(table: pd.DataFrame) -> str:
     return "\n".join(parts) + f"\n{legend}.\n"
 
 
-
-
 SEEDS_NOTE = ("MAPE: mean over the seeds a predictor ran; [low, high]: the 95% t interval of that mean "
               "(coloc.stats.mean_ci), given where it ran several seeds.")
 

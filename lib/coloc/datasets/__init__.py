@@ -5,9 +5,10 @@ pairs (:mod:`.gavel`), the tables the profiling stage measures on this machine (
 pairs (:mod:`.lucid`) and Gavel's and Lucid's together (:mod:`.gavel_lucid`), in that order (the predictors stage
 runs them so); a user's own CSV files are the dataset ``user-<name>`` (:mod:`.user`). Its module owns everything the
 code says of it: its devices and reference device, its raw files and parser, its families, what it measured
-besides throughput, its licence, and the names outputs give it. Adding one is a module that calls
-:func:`register`, imported at the bottom of this file, plus its raw files' entry under the config's ``sources``
-(docs/extending.md). The shared helpers (:mod:`.tables`) and the parsers stay importable from here.
+besides throughput, its licence, and the names outputs give it. Adding one is a module with its parser and its
+``DATASET``, named in the list at the bottom of this file (which registers them in its order), plus its raw
+files' entries under the config's ``sources`` (docs/extending.md). The shared helpers (:mod:`.tables`) and the
+parsers stay importable from here.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from coloc.datasets import Dataset, measured_label
-from coloc.datasets.tables import MAX_NORM, DataError
+from coloc.datasets.tables import MAX_NORM, DataError, family_of
 
 GAVEL_DEVICES = ("k80", "p100", "v100")
 # Gavel job-type family -> coloc family and dataset (workload id: <family>-<dataset>-b<batch>).
@@ -175,12 +175,9 @@ def _pair_rows(path: Path, device: str, entries: dict, solo: dict[str, float]) -
 
 
 def families() -> list[str]:
-    """The model families of Gavel's job types: those a trace, the probing scenario or the scheduling delay may draw
-    from (the simulator's job types are Gavel's)."""
-    from coloc import workloads
-    from coloc.datasets.tables import family_of
-
-    return sorted({family_of(w) for w in workloads.gavel_names()})
+    """The model families of Gavel's job types (those its file names, :func:`gavel_workload_id`): those a trace,
+    the probing scenario or the scheduling delay may draw from (the simulator's job types are Gavel's)."""
+    return sorted({family for family, _ in GAVEL_FAMILIES.values()} | {family_of(w) for w in GAVEL_FIXED.values()})
 
 
 DATASET = Dataset(
