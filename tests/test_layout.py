@@ -12,6 +12,11 @@ TESTS = Path(__file__).resolve().parent
 
 # module -> (the test files that test it, why it has none of its own name); shrink it by naming tests after modules
 ELSEWHERE = {
+    "datasets/gavel": ("test_datasets test_datasets_properties", "Gavel's parser, on the real file and on corrupted copies"),
+    "datasets/philly": ("test_datasets test_datasets_properties", "the Philly trace's parser, real and corrupted"),
+    "datasets/tables": ("test_datasets test_predict_user_source", "the shared checks and save_table, through the parsers"),
+    "datasets/profiled": ("test_datasets_registry", "a record only (its tables are the profiler's): the registry's tests"),
+    "datasets/gavel_lucid": ("test_datasets_registry test_predict_protocols", "the cross pair's tables and protocol"),
     "cli": ("test_probe_cli test_sources test_readme", "each runs its subcommand through coloc.cli.main"),
     "plots/claims": ("test_report test_workflow", "its figures are drawn by the CI run; the report test finds each"),
     "plots/data": ("test_report test_workflow", "its figures are drawn by the CI run; the report test finds each"),

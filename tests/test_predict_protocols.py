@@ -167,7 +167,7 @@ LUCID_LIKE = ["aa-x-b32", "bb-y-b4", "bb-y-b64", "dd-w-b8"]  # dd: this source's
 
 def two_sources() -> Tables:
     """Two made-up sources (Gavel-like on two GPUs, Lucid-like on one) joined as the cross dataset is."""
-    from coloc.predict.stage import cross_tables
+    from coloc.datasets.gavel_lucid import cross_tables
 
     first = synthetic_tables(devices=["k80", "v100"], names=GAVEL_LIKE, infeasible=("aa-x-b16", "cc-z-b2"))
     second = synthetic_tables(devices=["rtx3090"], names=LUCID_LIKE, infeasible=())
@@ -177,7 +177,7 @@ def two_sources() -> Tables:
 
 
 def test_cross_tables_keep_the_families_both_sources_measured_in_pairs():
-    from coloc.predict.stage import cross_tables
+    from coloc.datasets.gavel_lucid import cross_tables
 
     first = synthetic_tables(devices=["k80"], names=GAVEL_LIKE, infeasible=())
     second = synthetic_tables(devices=["rtx3090"], names=LUCID_LIKE, infeasible=())

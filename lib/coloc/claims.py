@@ -55,7 +55,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from coloc import published
+from coloc import datasets, published
 from coloc.stats import positive_ci, ratio_ci
 
 COLUMNS = ["paper", "claim", "paper_value", "scenario", "baseline", "metric", "coloc_value", "ci_low", "ci_high",
@@ -93,7 +93,7 @@ class Claim:
     baseline: str = ""
     point: str = "headline"
     protocol: str = ""
-    dataset: str = "gavel"  # the predictors stage's dataset of a "util_scores" / "pair_scores" claim
+    dataset: str = datasets.DEFAULT  # the predictors stage's dataset of a "util_scores" / "pair_scores" claim
     queued: int = 0
     also: tuple[str, ...] = ()
     also_metrics: tuple[str, ...] = ()  # other metrics of the same comparison quoted in the reason
@@ -513,7 +513,7 @@ def measure_max_error(claim: Claim, pair_scores: pd.DataFrame | None) -> tuple[f
     worst = family.groupby("seed")["MAPE"].max().astype(float)
     which = family.loc[family.groupby("seed")["MAPE"].idxmax(), "key"]
     value, low, high = positive_ci(worst)
-    data = {"gavel": "Gavel", "lucid": "Lucid's RTX 3090"}.get(claim.dataset, claim.dataset)
+    data = datasets.get(claim.dataset).title if claim.dataset in datasets.names() else claim.dataset
     reason = (f"{claim.policy} on {data} ({claim.protocol}, {_seeds(len(worst))}): largest per-family MAPE of "
               f"normalized throughput {_fmt(value, low, high, '%')} (family {', '.join(sorted(set(which)))}); "
               f"ISACPP's error is of time per epoch, the inverse of throughput (the same relative error to "

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from coloc import policies
+from coloc import datasets, policies
 from coloc.policies.entry import PolicyEntry
 from coloc.sim import metrics, traces
 from coloc.sim.cluster import ClusterSpec
@@ -25,7 +25,7 @@ class RunConfig:
     load: the Philly load factor / Poisson offered load; interval_s: seconds between testbed arrival
     groups; NaN where the trace does not use it. predictor_norm / predictor_util: the predictors the
     run reads (after a '~' override of the policy, coloc.policies.entry.PolicyEntry.predictors). dataset: the
-    measured data whose pairs are the run's truth (:data:`TRUTHS`), and whose predictions the policies read. world:
+    measured data whose pairs are the run's truth (:func:`truth_name`), and whose predictions the policies read. world:
     the interference world of the truth (coloc.sim.interference.parse_world: 'measured', 'flat:<s>', 'none'); memory
     fit stays the dataset's measured one in every world. max_jobs_per_gpu: the most jobs any policy may put on a
     GPU; None: no cap but memory (each policy's own limit still applies).
@@ -44,7 +44,7 @@ class RunConfig:
     protocol: str = ""
     predictor_norm: str = ""
     predictor_util: str = ""
-    dataset: str = "gavel"
+    dataset: str = datasets.DEFAULT
     world: str = "measured"
 
     def __post_init__(self):
@@ -146,15 +146,12 @@ def make_policy(policy: str, truth: GroundTruth, params: dict | None = None):
     return made
 
 
-TRUTHS = {"gavel": "Gavel", "lucid": "Lucid, RTX 3090"}  # a scenario's dataset -> the name of its measured data
-
-
 def truth_name(dataset: str, world: str = "measured") -> str:
-    """The label of a dataset's truth in `world`: 'measured (Gavel)', 'flat 20% (Gavel's memory fit)', ...;
-    ValueError naming the known datasets."""
-    if dataset not in TRUTHS:
-        raise ValueError(f"simulation dataset {dataset!r}: expected one of {sorted(TRUTHS)}")
-    return world_label(world, TRUTHS[dataset])
+    """The label of a dataset's truth in `world` (its :attr:`coloc.datasets.Dataset.truth`): 'measured (Gavel)',
+    'flat 20% (Gavel's memory fit)', ...; ValueError naming the datasets the simulator runs on."""
+    if dataset not in datasets.simulated():
+        raise ValueError(f"simulation dataset {dataset!r}: expected one of {sorted(datasets.simulated())}")
+    return world_label(world, datasets.get(dataset).truth)
 
 
 def cluster_workloads(truth: GroundTruth, spec: ClusterSpec, reference_device: str) -> list[str]:

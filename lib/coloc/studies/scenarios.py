@@ -30,6 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 import coloc
+from coloc import datasets
 from coloc.policies.entry import PolicyEntry
 from coloc.studies import experiment
 from coloc.sim.cluster import ClusterSpec
@@ -41,17 +42,15 @@ TABLES = ("summary", "jobs", "utilization")
 SETTINGS = ("reference_device", "max_jobs_per_gpu", "restart_cost_s", "protocol", "predictor_norm",
             "predictor_util", "util_bin_s", "world")  # the simulation section's keys shared by every scenario
 SOURCE_SWEEPS = {"philly": ("load", "gpus"), "poisson": ("load", "gpus"), "testbed": ("interval_s", "gpus")}
-# a scenario's measured data -> its reference device (None: simulation.reference_device) and its device types
-DATASETS = {"gavel": {"reference_device": None, "devices": ("k80", "p100", "v100")},
-            "lucid": {"reference_device": "rtx3090", "devices": ("rtx3090",)}}
 SPEC_SETTINGS = ("max_jobs_per_gpu", "predictor_norm", "predictor_util", "util_bin_s", "world")  # a spec's own
 
 
 def dataset_of(spec: Mapping) -> str:
-    """The scenario's measured data (``dataset``, default gavel); ValueError for one the simulator lacks."""
-    dataset = spec.get("dataset", "gavel")
-    if dataset not in DATASETS:
-        raise ValueError(f"scenario dataset {dataset!r}: expected one of {sorted(DATASETS)}")
+    """The scenario's measured data (``dataset``, default :data:`coloc.datasets.DEFAULT`): a registered dataset
+    the simulator runs on (:func:`coloc.datasets.simulated`); ValueError for another."""
+    dataset = spec.get("dataset", datasets.DEFAULT)
+    if dataset not in datasets.simulated():
+        raise ValueError(f"scenario dataset {dataset!r}: expected one of {sorted(datasets.simulated())}")
     return dataset
 
 
@@ -60,7 +59,7 @@ def settings_of(spec: Mapping, settings: Mapping) -> dict:
     its own values of :data:`SPEC_SETTINGS` where it sets them."""
     out = {"world": "measured", **settings}
     out.update({key: spec[key] for key in SPEC_SETTINGS if key in spec})
-    reference = DATASETS[dataset_of(spec)]["reference_device"]
+    reference = datasets.get(dataset_of(spec)).reference_device
     if reference is not None:
         out["reference_device"] = reference
     return out
