@@ -13,7 +13,8 @@ from test_sim_exactness import perturbed
 
 import coloc.policies.coloc as coloc_module
 from coloc import policies
-from coloc.policies.coloc import Coloc, below, lone_floor, solo_left
+from coloc.policies.coloc import Coloc
+from coloc.policies.coloc_search import below, lone_floor, solo_left
 from coloc.policies.ends import PredictedEnds
 from coloc.policies.stages import pair_finish_times
 from coloc.sim import ClusterSpec, GroundTruth, Simulator, traces
