@@ -137,19 +137,17 @@ class JctPack(PackingSearch):
             f_new, f_old = pair_finish_times(t_new, t_old, self._norm(device, job.workload, old.workload),
                                              self._norm(device, old.workload, job.workload))
             return t_new + t_old - (f_new if f_new > f_old else f_old)
-        names = [job.workload] + [j.workload for j in here]
-        left = [t_new] + [j.remaining_at(now) / j.speed for j in here]
-
-        def pair_norm(i: int, k: int) -> float:
-            return self._norm(device, names[i], names[k])
-
-        packed, _ = run_stages(left, pair_norm)
-        alone, _ = run_stages(left[1:], lambda i, k: pair_norm(i + 1, k + 1))
+        packed, alone = self._finish_times(view, device, job.workload, t_new, here)
         return t_new + max(alone) - max(packed)
 
     def added_time(self, view, device: str, workload: str, t_new: float, gpu: int) -> float:
         """Predicted sum of finish times packed on `gpu` minus (new job alone + residents undisturbed)."""
-        here = view.cluster.residents[gpu]
+        packed, alone = self._finish_times(view, device, workload, t_new, view.cluster.residents[gpu])
+        return sum(packed) - t_new - sum(alone)
+
+    def _finish_times(self, view, device: str, workload: str, t_new: float, here) -> tuple[list, list]:
+        """Predicted finish times (run_stages) of a new job of solo time t_new packed with the jobs `here`, new
+        job first, and of the jobs `here` without it."""
         names = [workload] + [j.workload for j in here]
         left = [t_new] + [j.remaining_at(view.now) / j.speed for j in here]
 
@@ -158,7 +156,7 @@ class JctPack(PackingSearch):
 
         packed, _ = run_stages(left, pair_norm)
         alone, _ = run_stages(left[1:], lambda i, k: pair_norm(i + 1, k + 1))
-        return sum(packed) - t_new - sum(alone)
+        return packed, alone
 
     def _predicted_factor(self, view, job) -> float:
         """A running job's predicted (pessimistic) normalized throughput with its co-runners; a gang job
