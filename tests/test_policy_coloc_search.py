@@ -100,6 +100,23 @@ def test_a_groups_floor_is_below_every_gpus_added_time(seed):
     assert least - 1e-6 * (1.0 + t_new / n_new + 1e6 / n_old) < floor <= least
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_the_floor_of_a_group_whose_gpus_are_all_ordered_is_below_every_gpus_added_time(seed):
+    """lone_floor reads no resident where every GPU is in the kept order (the usual case): the floor from the
+    order's first and last alone is still below every GPU's added time, by at most the rounding allowance."""
+    now, group, residents, t_new, n_new, n_old = random_case(seed)
+    group, residents = lone_group([solo_left(job, now) for job, in residents], 1.0, now, set(), set())
+    assert not group.unordered()
+    policy = Coloc()
+    policy._cache, policy._preds = {}, SimpleNamespace(norm=lambda d, a, b: n_new if a == "new" else n_old,
+                                                       std=lambda d, a, b: 0.0)
+    policy._cap = 2
+    view = SimpleNamespace(can_share=lambda device, members: True, spec=SimpleNamespace(share_multi_gpu=False))
+    floor = lone_floor(now, t_new, policy._joins(view, "v100", "new", ("old",)), group, residents)
+    least = min(cost_of_every_gpu(group, residents, now, t_new, n_new, n_old))[0]
+    assert least - 1e-6 * (1.0 + t_new / n_new + 1e6 / n_old) < floor <= least
+
+
 def test_residents_whose_co_runner_left_in_this_round_stay_out_of_the_kept_order():
     """GpuGroup.by_finish keeps such a GPU unordered until the Simulator has set its resident's solo rate."""
     random.seed(1)
