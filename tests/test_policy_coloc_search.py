@@ -94,7 +94,7 @@ def test_a_groups_floor_is_below_every_gpus_added_time(seed):
     policy._cap = 2
     view = SimpleNamespace(can_share=lambda device, members: True, spec=SimpleNamespace(share_multi_gpu=False))
     rule = policy._joins(view, "v100", "new", ("old",))
-    assert rule[1] == (n_new, n_old)
+    assert rule.lone == (n_new, n_old)
     floor = lone_floor(now, t_new, rule, group, residents)
     least = min(cost_of_every_gpu(group, residents, now, t_new, n_new, n_old))[0]
     assert least - 1e-6 * (1.0 + t_new / n_new + 1e6 / n_old) < floor <= least

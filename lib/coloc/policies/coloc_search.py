@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from operator import itemgetter
-from typing import NamedTuple
 
 import numpy as np
 
@@ -34,9 +34,10 @@ UNKNOWN = object()
 VECTOR_MIN = 16  # an order whose added times hardly grow with t is costed as arrays from this many GPUs
 
 
-class LoneBounds(NamedTuple):
+@dataclass(frozen=True, slots=True)  # (slots: the search reads these fields in its inner loops)
+class LoneBounds:
     """What the test of an offer (`PackingSearch._declines`) reads of a set of one single-GPU job and the new job."""
-    gain: float        # n_new + n_old - 1: the GPU time the pair saves per second of the shorter stage
+    gain: float        # n_new + n_old - 1: the GPU time saved per second the two run together
     per_new: float     # 1 / n_new
     per_old: float     # 1 / n_old
     new_kept: float    # per_new x (1 - gain)
@@ -45,7 +46,8 @@ class LoneBounds(NamedTuple):
     old_gained: float  # per_old x gain
 
 
-class JoinRule(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class JoinRule:
     """How a job type may join the GPUs of one group (`PackingSearch._joins`); the numbers after `lone` are 0 and
     `bounds` None unless each GPU holds one single-GPU job."""
     gains_throughput: bool                # the rule's `admissible`: joined without the wait rule too
