@@ -35,6 +35,13 @@ def truth_abc(**kwargs) -> GroundTruth:
     return GroundTruth(solo, pairs, "v100")
 
 
+def kept_ends(ends, view) -> list[float]:
+    """A policies.ends.PredictedEnds' predicted times until each running job ends, at view.now, ascending (read
+    again from the view's change log first)."""
+    ends.refresh(view)
+    return sorted(ends.kept_times(view.now).tolist())
+
+
 def trace(rows) -> pd.DataFrame:
     """rows of (job_id, submit_time, duration, num_gpus, workload)."""
     return pd.DataFrame(rows, columns=["job_id", "submit_time", "duration", "num_gpus", "workload"])

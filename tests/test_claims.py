@@ -66,6 +66,9 @@ def summary_table(seeds=range(5), noise=0.0) -> pd.DataFrame:
 
 HEADLINES = {"philly-contended": 2.0, "isacpp-testbed": 250.0, "philly-contended-3090": 2.0,
              "isacpp-testbed-3090": 250.0}
+SCENARIOS = {"horus": "philly-contended", "isacpp": "isacpp-testbed", "horus-3090": "philly-contended-3090",
+             "isacpp-3090": "isacpp-testbed-3090"}  # each claims group's scenario in these made-up tables
+FACTS = {"job_types": {"gavel": 26, "lucid": 56}, "clusters": {"isacpp-testbed": "v100:8,p100:4,k80:4"}}
 
 
 def scores_tables():
@@ -89,7 +92,7 @@ def scores_tables():
 
 def test_claims_table_from_made_up_outputs():
     util, pair, delay = scores_tables()
-    table = claims_table(paper_claims(), summary_table(), util, pair, delay, HEADLINES)
+    table = claims_table(paper_claims(SCENARIOS, **FACTS), summary_table(), util, pair, delay, HEADLINES)
     assert list(table.columns) == COLUMNS + claims.SETTING_COLUMNS and len(table) == 30
     assert table["verdict"].isin(VERDICTS).all()
     row = table.set_index("claim")
@@ -127,7 +130,7 @@ def test_claims_table_from_made_up_outputs():
     assert rmsle["paper_setting_verdict"] == "reproduced"
     assert "on lucid (lofo" in rmsle["reason"] and "label measured" in rmsle["reason"] and rmsle["decided_by"] == ""
     util.loc[util["dataset"] == "lucid", "util_source"] = "achieved"  # a label of another scale: not comparable
-    again = claims_table(paper_claims(), summary_table(), util, pair, delay, HEADLINES).set_index("claim")
+    again = claims_table(paper_claims(SCENARIOS, **FACTS), summary_table(), util, pair, delay, HEADLINES).set_index("claim")
     assert again.loc["GPU utilization predicted with RMSLE", "verdict"] == "not comparable"
     error = row.loc["maximum time-prediction error"]  # lofo: 28.5% > 8.72%; random5: 9.5% > 8.72%
     assert error["coloc_value"] == pytest.approx(28.5) and error["verdict"] == "not reproduced"
@@ -143,7 +146,7 @@ def test_claims_table_from_made_up_outputs():
 def test_a_change_in_the_predictors_protocol_that_flips_the_verdict_is_named():
     util, pair, delay = scores_tables()
     pair.loc[pair["protocol"] == "random5", "MAPE"] = [5.0, 8.0]  # every job type seen: within 8.72%
-    row = claims_table(paper_claims(), summary_table(), util, pair, delay, HEADLINES).set_index("claim").loc[
+    row = claims_table(paper_claims(SCENARIOS, **FACTS), summary_table(), util, pair, delay, HEADLINES).set_index("claim").loc[
         "maximum time-prediction error"]
     assert row["paper_setting_verdict"] == "reproduced" and row["verdict"] == "not reproduced"
     assert row["decided_by"] == "protocol (not reproduced under lofo)"
@@ -152,11 +155,11 @@ def test_a_change_in_the_predictors_protocol_that_flips_the_verdict_is_named():
 def test_a_makespan_pinned_by_one_job_is_refused_with_the_reason():
     summary = summary_table()
     summary["longest_job_s"] = 0.95 * summary["makespan"]  # one job's submit + duration: 95% of every makespan
-    row = claims_table(paper_claims(), summary, headlines=HEADLINES).set_index("claim").loc["lower makespan"]
+    row = claims_table(paper_claims(SCENARIOS, **FACTS), summary, headlines=HEADLINES).set_index("claim").loc["lower makespan"]
     assert row["verdict"] == "not comparable" and "makespan pinned by one job" in row["reason"]
     assert "95% or more of the makespan" in row["reason"]
     summary["longest_job_s"] = 0.5 * summary["makespan"]
-    row = claims_table(paper_claims(), summary, headlines=HEADLINES).set_index("claim").loc["lower makespan"]
+    row = claims_table(paper_claims(SCENARIOS, **FACTS), summary, headlines=HEADLINES).set_index("claim").loc["lower makespan"]
     assert row["verdict"] == "reproduced"  # horus~horus-implied at 0.75 x fifo: -25%, inside -23.7 to -30.7%
 
 
@@ -174,7 +177,7 @@ def test_the_published_interval_is_the_same_for_the_same_seed_and_moves_with_it(
 
 
 def test_noisy_seeds_give_an_interval_around_the_change():
-    table = claims_table(paper_claims(), summary_table(seeds=range(20), noise=0.05), headlines=HEADLINES)
+    table = claims_table(paper_claims(SCENARIOS, **FACTS), summary_table(seeds=range(20), noise=0.05), headlines=HEADLINES)
     row = table.set_index("claim").loc["lower makespan vs Volcano"]
     assert row["ci_low"] < row["coloc_value"] < row["ci_high"]
     assert row["ci_low"] < -20.0 < row["ci_high"]
@@ -183,7 +186,7 @@ def test_noisy_seeds_give_an_interval_around_the_change():
 def test_a_scenario_or_table_not_run_is_not_comparable_and_says_which():
     summary = summary_table()
     summary = summary[summary["scenario"] != "isacpp-testbed"]
-    table = claims_table(paper_claims(), summary, headlines=HEADLINES).set_index("claim")
+    table = claims_table(paper_claims(SCENARIOS, **FACTS), summary, headlines=HEADLINES).set_index("claim")
     assert table.loc["lower makespan vs Horus", "verdict"] == "not comparable"
     assert "isacpp-testbed" in table.loc["lower makespan vs Horus", "reason"]
     assert table.loc["scheduling delay at 100 queued jobs", "verdict"] == "not comparable"
@@ -193,11 +196,11 @@ def test_a_scenario_or_table_not_run_is_not_comparable_and_says_which():
 def test_bad_tables_are_refused_by_name_before_any_work():
     summary = summary_table()
     with pytest.raises(ValueError, match="simulation summary: missing columns \\['seed'\\]"):
-        claims_table(paper_claims(), summary.drop(columns="seed"), headlines=HEADLINES)
+        claims_table(paper_claims(SCENARIOS, **FACTS), summary.drop(columns="seed"), headlines=HEADLINES)
     with pytest.raises(ValueError, match="simulation summary: 2 rows share a key"):
-        claims_table(paper_claims(), pd.concat([summary, summary.iloc[:1]]), headlines=HEADLINES)
+        claims_table(paper_claims(SCENARIOS, **FACTS), pd.concat([summary, summary.iloc[:1]]), headlines=HEADLINES)
     with pytest.raises(ValueError, match="no headline point for scenario 'isacpp-testbed'"):
-        claims_table(paper_claims(), summary, headlines={"philly-contended": 2.0, "philly-contended-3090": 2.0})
+        claims_table(paper_claims(SCENARIOS, **FACTS), summary, headlines={"philly-contended": 2.0, "philly-contended-3090": 2.0})
     with pytest.raises(ValueError, match="kind 'more'"):
         Claim("X", "c", "1", "more", (1, 1), "sim", "s", "m", "p")
 
@@ -211,7 +214,7 @@ def test_horus_labels_compare_both_horus_runs_at_the_headline_points():
 
 def test_brief_table_writes_each_value_with_its_interval_and_unit():
     util, pair, delay = scores_tables()
-    table = claims_table(paper_claims(), summary_table(), util, pair, delay, HEADLINES)
+    table = claims_table(paper_claims(SCENARIOS, **FACTS), summary_table(), util, pair, delay, HEADLINES)
     short = claims.brief(table).set_index("claim")["coloc_value"]
     assert list(claims.brief(table).columns) == claims.BRIEF_COLUMNS
     assert short["lower mean completion time vs Volcano"] == "-20% [-20, -20]"
@@ -229,7 +232,7 @@ def test_an_unbounded_interval_over_several_seeds_is_not_a_reproduction():
         for policy, value in (("volcano", volcano), ("isacpp", isacpp)):
             rows.append({"scenario": "isacpp-testbed", "policy": policy, "seed": seed, "sweep": "interval_s",
                          "point": 0.0, "makespan": value, "jct_mean": value})
-    claim = next(c for c in paper_claims() if c.claim == "lower makespan vs Volcano")
+    claim = next(c for c in paper_claims(SCENARIOS, **FACTS) if c.claim == "lower makespan vs Volcano")
     row = claims.claim_row(claim, pd.DataFrame(rows), headlines={"isacpp-testbed": 0.0})
     assert row["coloc_value"] < -16.8  # the point value alone would call it reproduced
     assert row["ci_low"] == -np.inf and row["verdict"] == "not reproduced" and "unbounded" in row["reason"]
@@ -237,7 +240,7 @@ def test_an_unbounded_interval_over_several_seeds_is_not_a_reproduction():
 
 def test_every_simulated_claim_has_an_rtx_3090_row_reading_its_measured_utilization():
     util, pair, delay = scores_tables()
-    table = claims_table(paper_claims(pair_predictor_3090="lgbm-enc"), summary_table(), util, pair, delay,
+    table = claims_table(paper_claims(SCENARIOS, pair_predictor_3090="lgbm-enc", **FACTS), summary_table(), util, pair, delay,
                          HEADLINES).set_index("claim")
     gavel = [c for c in table.index if not c.endswith(claims.RTX3090)]
     on_3090 = [c for c in table.index if c.endswith(claims.RTX3090)]
@@ -260,7 +263,7 @@ def test_every_simulated_claim_has_an_rtx_3090_row_reading_its_measured_utilizat
 def test_a_utilization_not_measured_is_not_comparable():
     summary = summary_table()
     summary["measured_util_mean"] = NAN  # as on Gavel's data
-    table = claims_table(paper_claims(), summary, headlines=HEADLINES).set_index("claim")
+    table = claims_table(paper_claims(SCENARIOS, **FACTS), summary, headlines=HEADLINES).set_index("claim")
     row = table.loc[f"higher GPU utilization (up to){claims.RTX3090}"]
     assert row["verdict"] == "not comparable" and "not measured" in row["reason"]
 
@@ -277,3 +280,21 @@ def test_the_claims_page_is_the_short_table_escaped_from_its_first_row():
     assert text.index("<td>Horus</td>") < text.index("<td>ISACPP</td>") and text.count("<tr") == 3
     assert "<td>lower makespan &lt;b&gt;&amp;</td>" in text and "<b>&" not in text
     assert "<th>coloc, own setting</th>" in text and "<td>+1.26% [0.847, 1.68]</td>" in text
+
+
+def test_the_reasons_name_the_job_types_and_cluster_they_are_given():
+    claims_ = paper_claims(SCENARIOS, job_types={"gavel": 7, "lucid": 9}, clusters={"isacpp-testbed": "k80:2,v100:3"})
+    differs = {c.group: c.differs for c in claims_ if c.group}
+    assert differs["isacpp"].startswith("Gavel's 7 job types and measured pairs on 5 K80/V100 GPUs, not ISACPP's")
+    assert differs["horus-3090"].startswith("Lucid's 9 job types and measured pairs on RTX 3090s")
+    assert differs["isacpp-3090"].startswith("Lucid's 9 job types")
+    assert claims.cluster_text("v100:8,p100:4,k80:4") == "16 K80/P100/V100 GPUs"
+    assert claims.pair_job_types(pd.DataFrame({"workload_a": ["a", "a", "b"], "workload_b": ["a", "c", "b"]})) == 3
+
+
+def test_a_fact_the_reasons_need_is_refused_when_missing():
+    with pytest.raises(ValueError, match=r"claims group 'isacpp': paper_claims' clusters has no 'isacpp-testbed'"):
+        paper_claims({"isacpp": "isacpp-testbed"}, job_types={"gavel": 26})
+    with pytest.raises(ValueError, match=r"claims group 'horus-3090': paper_claims' job_types has no 'lucid'"):
+        paper_claims({"horus-3090": "philly-contended-3090"})
+    assert [c.claim for c in paper_claims({}) if c.source == "sim"] == []  # no group: no fact needed

@@ -9,6 +9,7 @@ import pytest
 from coloc import claims, claims_map
 from coloc.claims_map import Factor, Group
 
+FACTS = {"job_types": {"gavel": 26}, "clusters": {"isacpp-testbed": "v100:8,p100:4,k80:4"}}  # named in the reasons
 ISACPP = Group(name="isacpp", paper="ISACPP", scenario="isacpp-testbed", policies=("isacpp", "volcano", "fifo"),
                factors=(Factor("protocol", "profiled-pairs", "lofo", ("random5",)),
                         Factor("baseline", "volcano", "volcano", ("volcano-firstfit",), role="volcano"),
@@ -89,7 +90,7 @@ def test_the_map_scores_each_cell_and_names_the_factor_that_flips_the_verdict():
               ("baseline=volcano-firstfit", "volcano-firstfit"): 60.0,
               ("cap=4", "isacpp@profiled-pairs"): 72.0, ("cap=4", "volcano"): 100.0,
               ("coloc", "isacpp"): 110.0, ("coloc", "volcano"): 100.0}
-    claim = next(c for c in claims.paper_claims({"isacpp": "isacpp-testbed"})
+    claim = next(c for c in claims.paper_claims({"isacpp": "isacpp-testbed"}, **FACTS)
                  if c.claim == "lower mean completion time vs Volcano")
     table = claims.map_table([claim], map_summary(values), [ISACPP], {"isacpp-testbed": 0.0}, "lofo")
     cells = table.set_index("cell")
@@ -118,7 +119,7 @@ def test_when_no_single_move_flips_the_verdict_the_factors_together_are_named():
               ("baseline=volcano-firstfit", "volcano-firstfit"): 100.0,
               ("cap=4", "isacpp@profiled-pairs"): 80.0, ("cap=4", "volcano"): 100.0,
               ("coloc", "isacpp"): 104.0, ("coloc", "volcano"): 100.0}
-    claim = next(c for c in claims.paper_claims({"isacpp": "isacpp-testbed"})
+    claim = next(c for c in claims.paper_claims({"isacpp": "isacpp-testbed"}, **FACTS)
                  if c.claim == "lower mean completion time vs Volcano")
     table = claims.map_table([claim], map_summary(values), [ISACPP], {"isacpp-testbed": 0.0}, "lofo")
     assert claims.decided_by(table) == "no single factor: the factors together"

@@ -39,7 +39,7 @@ def test_unknown_device_names_the_known_ones():
         devices.device_row("voodoo 5")
 
 
-def test_local_cpu_row_from_psutil():
+def test_local_cpu_name_and_its_row_from_psutil():
     name = devices.local_cpu_name(2)
     assert name.startswith("cpu:") and name.endswith(" x2")
     row = devices.device_row(name)

@@ -91,6 +91,11 @@ def test_claims_notebooks_default_to_the_claims_section_and_its_scenarios():
     defaults = parameters("06_claims")
     assert defaults["claims_section"] == claims and defaults["default_protocol"] == SIM["protocol"]
     assert defaults["scenarios"] == {name: group["scenario"] for name, group in claims["groups"].items()}
+    specs = {group["scenario"]: SIM["scenario_specs"][group["scenario"]] for group in claims["groups"].values()}
+    assert defaults["clusters"] == {name: spec["cluster"] for name, spec in specs.items()}
+    assert defaults["pair_predictor_3090"] == specs[claims["groups"]["isacpp-3090"]["scenario"]]["predictor_norm"]
+    assert defaults["pairs_paths"] == {"gavel": "../data/processed/pairs.parquet",
+                                       "lucid": "../data/processed/lucid/pairs.parquet"}
     assert defaults["headlines"] == {name: float(spec["headline"]) for name, spec in SIM["scenario_specs"].items()}
     mapped = parameters("06_claims_map")
     assert mapped["claims"] == claims

@@ -9,7 +9,6 @@ import pytest
 from coloc.datasets import family_of
 from coloc.devices import device_table
 from coloc.predict.base import Tables, pair_labels, pair_queries
-from coloc.predict.metrics import rmsle, score_table, scores
 from coloc.predict.protocols import ProtocolSkipped, derived_seed, folds, util_folds
 
 WORKLOADS = ["aa-x-b8", "aa-x-b16", "bb-y-b4", "bb-y-b8", "cc-z-b2"]
@@ -133,34 +132,6 @@ def test_pair_labels_skip_infeasible_pairs_and_keep_both_jobs():
     assert len(pair_queries(feasible)) == 2 * n
 
 
-def test_scores_against_hand_computed_values():
-    y, p = np.array([0.5, 1.0, 0.25, 0.8]), np.array([0.6, 0.9, 0.25, 0.4])
-    s = scores(y, p)
-    assert s["MAE"] == pytest.approx((0.1 + 0.1 + 0 + 0.4) / 4)
-    assert s["MAPE"] == pytest.approx(100 * (0.2 + 0.1 + 0 + 0.5) / 4)
-    assert s["max_error"] == pytest.approx(0.4)
-    assert s["R2"] == pytest.approx(1 - np.sum((p - y) ** 2) / np.sum((y - y.mean()) ** 2))
-    assert s["RMSLE"] == pytest.approx(np.sqrt(np.mean((np.log1p(p) - np.log1p(y)) ** 2)))
-    assert rmsle([0.1], [-1.0]) == pytest.approx(np.log1p(0.1))  # negative predictions clip to 0
-    with pytest.raises(ValueError, match="NaN"):
-        scores([0.5], [np.nan])
-
-
-def test_score_table_counts_a_self_pairs_two_jobs_and_groups_by_job_family():
-    """coloc.pairs.directed's rule: a self-pair's two jobs are two samples (each with its own label)."""
-    pred = pd.DataFrame({
-        "predictor": "p", "seed": 0, "device": ["k80", "k80"], "workload_a": ["aa-x-b8", "aa-x-b8"],
-        "workload_b": ["aa-x-b8", "bb-y-b4"], "norm_a": [0.5, 0.5], "norm_b": [0.4, 0.4],
-        "pred_norm_a": [0.5, 0.55], "pred_norm_b": [0.5, 0.2]})
-    table = score_table(pred, ["predictor", "seed"]).set_index(["scope", "key"])
-    assert table.loc[("overall", "all"), "n"] == 4
-    # family aa: the self-pair's jobs (errors 0 and 25%) and job a of the second pair (10%)
-    assert table.loc[("family", "aa"), "n"] == 3
-    assert table.loc[("family", "aa"), "MAPE"] == pytest.approx((0 + 25 + 10) / 3)
-    assert table.loc[("family", "bb"), "MAPE"] == pytest.approx(50.0)
-    assert table.loc[("device", "k80"), "max_error"] == pytest.approx(0.2)
-
-
 @pytest.mark.parametrize("groups", [None, "family", "workload", "device"])
 def test_inner_folds_fill_every_row_once_and_never_fit_on_its_pair(groups):
     from coloc.predict.protocols import inner_folds
@@ -196,7 +167,7 @@ LUCID_LIKE = ["aa-x-b32", "bb-y-b4", "bb-y-b64", "dd-w-b8"]  # dd: this source's
 
 def two_sources() -> Tables:
     """Two made-up sources (Gavel-like on two GPUs, Lucid-like on one) joined as the cross dataset is."""
-    from coloc.predict.stage import cross_tables
+    from coloc.datasets.gavel_lucid import cross_tables
 
     first = synthetic_tables(devices=["k80", "v100"], names=GAVEL_LIKE, infeasible=("aa-x-b16", "cc-z-b2"))
     second = synthetic_tables(devices=["rtx3090"], names=LUCID_LIKE, infeasible=())
@@ -206,7 +177,7 @@ def two_sources() -> Tables:
 
 
 def test_cross_tables_keep_the_families_both_sources_measured_in_pairs():
-    from coloc.predict.stage import cross_tables
+    from coloc.datasets.gavel_lucid import cross_tables
 
     first = synthetic_tables(devices=["k80"], names=GAVEL_LIKE, infeasible=())
     second = synthetic_tables(devices=["rtx3090"], names=LUCID_LIKE, infeasible=())

@@ -1,9 +1,8 @@
-"""Profiler pieces without worker processes: plan, settings, log, tables, samplers, device naming."""
+"""Profiler pieces without worker processes: plan, settings, tables and their figures (the device, samplers and log:
+test_profiler_hardware, test_profiler_sampler, test_profiler_journal_recover)."""
 
 import json
 import math
-import os
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -11,7 +10,6 @@ import pytest
 
 from coloc import plots, profiler
 from coloc.plots import profiling as plots_profile
-from coloc.profiler import hardware, journal, sampler
 from coloc.profiler.errors import ProfilerError
 
 A, B = "recommendation-ml20m-b512", "squeezenet-cifar10-b32"
@@ -84,178 +82,6 @@ def test_extra_rounds_measure_only_sets_short_of_two_calm_repeats_within_the_bud
     busy = [dict(r, device_metrics={"other_cpu_pct": 80.0}) for r in records]
     with pytest.warns(RuntimeWarning, match="no extra rounds"):
         assert _top_up(plan, busy, measure_calm_for_this_test, profiler.TopUp(rounds=3, budget_s=60), seed=0) == []
-
-
-# ---------------------------------------------------------------------------- device
-
-
-def test_auto_device_on_a_machine_without_gpu_is_the_cpu_and_says_so_once(monkeypatch):
-    import torch
-
-    if torch.cuda.is_available():
-        pytest.skip("this machine has a CUDA GPU")
-    monkeypatch.setattr(hardware, "_said_cpu", False)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        first = profiler.resolve("auto")
-        second = profiler.resolve("auto", cpus=[0])
-    said = [w for w in caught if "profiling on the CPU" in str(w.message)]
-    assert len(said) == 1
-    assert first.kind == "cpu" and first.torch_device == "cpu"
-    assert first.name.startswith("cpu:") and first.name.endswith(f" x{len(os.sched_getaffinity(0))}")
-    assert second.cpus == (0,) and second.name.endswith(" x1")
-
-
-def test_cuda_request_without_gpu_and_bad_device_requests_say_what_was_tried():
-    import torch
-
-    if torch.cuda.is_available():
-        pytest.skip("this machine has a CUDA GPU")
-    with pytest.raises(ProfilerError, match=r"torch.cuda.is_available\(\) is False"):
-        profiler.resolve("cuda")
-    with pytest.raises(ProfilerError, match="expected 'auto', 'cpu'"):
-        profiler.resolve("tpu")
-    with pytest.raises(ProfilerError, match="non-empty subset"):
-        profiler.resolve("cpu", cpus=[10_000])
-    with pytest.raises(ProfilerError, match="MPS needs an NVIDIA GPU"):
-        with hardware.mps_daemon(True, profiler.resolve("cpu")):
-            pass
-
-
-# ---------------------------------------------------------------------------- samplers
-
-
-def test_nvml_missing_raises_an_error_naming_what_was_tried():
-    pynvml = pytest.importorskip("pynvml")
-    try:
-        pynvml.nvmlInit()
-        pytest.skip("NVML works on this machine")
-    except pynvml.NVMLError:
-        pass
-    with pytest.raises(ProfilerError, match=r"nvmlInit\(\) failed.*libnvidia-ml"):
-        sampler.open_nvml(0)
-
-
-class FakeNvmlForErrorTest:
-    """Stands in for pynvml in an error-handling test only: some metrics answer, others are unsupported."""
-
-    NVML_CLOCK_SM = 1
-    NVML_PCIE_UTIL_TX_BYTES, NVML_PCIE_UTIL_RX_BYTES = 0, 1
-
-    class NVMLError_NotSupported(Exception):
-        pass
-
-    class Rates:
-        gpu, memory = 87, 41
-
-    class Memory:
-        used = 5 * 2**30
-
-    class Proc:
-        def __init__(self, pid, used):
-            self.pid, self.usedGpuMemory = pid, used
-
-    def nvmlDeviceGetUtilizationRates(self, handle):
-        return self.Rates()
-
-    def nvmlDeviceGetMemoryInfo(self, handle):
-        return self.Memory()
-
-    def nvmlDeviceGetClockInfo(self, handle, clock):
-        return 1755
-
-    def nvmlDeviceGetPcieThroughput(self, handle, counter):
-        return {0: 100, 1: 300}[counter]
-
-    def nvmlDeviceGetPowerUsage(self, handle):
-        raise self.NVMLError_NotSupported("Not Supported")
-
-    def nvmlDeviceGetComputeRunningProcesses(self, handle):
-        return [self.Proc(11, 2**30), self.Proc(99, 7)]
-
-    def nvmlDeviceGetProcessUtilization(self, handle, since):
-        raise self.NVMLError_NotSupported("Not Supported")
-
-
-def test_nvml_probe_keeps_what_the_gpu_answers_and_names_what_it_does_not():
-    probe = sampler.NvmlProbe(FakeNvmlForErrorTest(), handle=object())
-    sample = probe.sample([11, 12])
-    assert sample["gpu_util"] == 87 and sample["mem_util"] == 41 and sample["mem_used_bytes"] == 5 * 2**30
-    assert sample["sm_clock_mhz"] == 1755
-    assert sample["pcie_tx_bytes_s"] == 100 * 1024 and sample["pcie_rx_bytes_s"] == 300 * 1024
-    assert sample["per_pid"] == {11: {"gpu_mem_bytes": float(2**30)}, 12: {}}
-    assert "power_w" not in sample
-    assert set(probe.errors) == {"power", "process_utilization"}
-    assert "NotSupported" in probe.errors["power"]
-
-
-def test_psutil_probe_reads_this_process_and_summarize_separates_other_load():
-    probe = sampler.PsutilProbe(tuple(sorted(os.sched_getaffinity(0))))
-    sample = probe.sample([os.getpid()])
-    assert sample["per_pid"][os.getpid()]["rss_bytes"] > 10 * 2**20 and sample["cpu_busy_s"] > 0
-    samples = [  # 2 cores for 2 s: 3 busy core-seconds, of which our pid 1.0 -> 75% busy, 50% other
-        {"t": 10.0, "cpu_busy_s": 100.0, "per_pid": {7: {"cpu_s": 5.0, "rss_bytes": 10.0}}},
-        {"t": 11.0, "cpu_busy_s": 101.0, "per_pid": {7: {"cpu_s": 5.5, "rss_bytes": 30.0}}, "gpu_util": 50.0},
-        {"t": 12.0, "cpu_busy_s": 103.0, "per_pid": {7: {"cpu_s": 6.0, "rss_bytes": 20.0}}, "gpu_util": 70.0},
-        {"t": 13.0, "cpu_busy_s": 200.0, "per_pid": {7: {"cpu_s": 9.0, "rss_bytes": 99.0}}},
-    ]
-    device, per_pid = sampler.summarize(samples, 10.0, 12.0, [7], n_cpus=2)
-    assert device["cpu_busy_pct"] == pytest.approx(75.0) and device["other_cpu_pct"] == pytest.approx(50.0)
-    assert device["gpu_util"] == pytest.approx(60.0)
-    assert per_pid[7] == {"rss_bytes": 30.0}
-
-
-# ---------------------------------------------------------------------------- log
-
-
-def test_log_resumed_twice_after_a_torn_last_line_stays_readable_and_keeps_the_torn_bytes(tmp_path):
-    log = tmp_path / "m.jsonl"
-    assert journal.read(log) == [] and journal.recover(log) == []
-    journal.append(log, {"key": "a", "x": float("nan"), "y": np.float64(2.5)})
-    with open(log, "a") as fh:
-        fh.write('{"key": "b", "x"')  # a write cut short by a kill
-    with pytest.warns(RuntimeWarning, match=r"m.jsonl:2: skipping a torn last line"):
-        assert journal.read(log) == [{"key": "a", "x": None, "y": 2.5}]  # a reader changes nothing
-    with pytest.raises(ProfilerError, match="ends with an incomplete line"):
-        journal.append(log, {"key": "c"})  # never after half a line
-    with journal.locked(log):  # a first resume, as a sweep does it ...
-        with pytest.warns(RuntimeWarning, match=r"m.jsonl:2: cut a torn last line \(16 bytes"):
-            assert journal.recover(log) == [{"key": "a", "x": None, "y": 2.5}]
-        journal.append(log, {"key": "c"})
-    with journal.locked(log), warnings.catch_warnings():  # ... and a second one: nothing left to cut
-        warnings.simplefilter("error")
-        assert [r["key"] for r in journal.recover(log)] == ["a", "c"]
-        journal.append(log, {"key": "d"})
-        assert [r["key"] for r in journal.read(log)] == ["a", "c", "d"]
-    assert (tmp_path / "m.jsonl.torn").read_text() == '{"key": "b", "x"\n'
-
-
-def test_log_recover_cuts_crash_debris_completes_a_record_missing_its_newline_and_refuses_a_damaged_middle(tmp_path):
-    log = tmp_path / "m.jsonl"
-    journal.append(log, {"key": "a"})
-    log.write_bytes(log.read_bytes() + b"\0" * 7)  # a crash can leave zeros where a write was under way
-    with pytest.warns(RuntimeWarning, match="cut a torn last line"):
-        assert journal.recover(log) == [{"key": "a"}]
-    assert log.read_bytes() == b'{"key": "a"}\n'
-    log.write_bytes(log.read_bytes() + b'{"key": "b"}')  # complete but for its newline: kept
-    assert journal.recover(log) == [{"key": "a"}, {"key": "b"}] and log.read_bytes().endswith(b'"b"}\n')
-    log.write_bytes(b'{"key": "a"}\n{"key": "b", "x\n{"key": "c"}\n')  # a torn line that older code appended after
-    for reader in (journal.read, journal.recover):
-        with pytest.raises(ProfilerError, match=r"m.jsonl:2: not a JSON record .* Only the last line can be cut"):
-            reader(log)
-    log.write_bytes(b'{"key": "a"}\n[1, 2]\n{"key": "c"}\n')
-    with pytest.raises(ProfilerError, match=r"m.jsonl:2: expected a JSON object with a 'key'"):
-        journal.recover(log)
-
-
-def test_log_lock_stops_a_second_sweep_on_the_same_log(tmp_path):
-    log = tmp_path / "m.jsonl"
-    with journal.locked(log):
-        with pytest.raises(ProfilerError, match="another sweep is writing this log"):
-            with journal.locked(log):
-                pass
-    with journal.locked(log):
-        pass
 
 
 # ---------------------------------------------------------------------------- tables

@@ -1,15 +1,18 @@
 """The fast placement indexes decide exactly as the slow reference (tests/reference_sim, commit 1487f24).
 
 Every policy of the reference runs twice on the same trace: once as coloc.policies has it on
-coloc.sim.cluster.Cluster, once as the reference copy on the reference Cluster (which scans every
-GPU). The per-job results (start, finish, queueing, co-location, device) and the whole sequence of
-placements (job, GPUs) must be equal, bit for bit.
+coloc.sim.cluster.Cluster, coloc.sim.queue.JobQueue and coloc.sim.predictions.Predictions, once as the reference
+copy on the reference Cluster (which scans every GPU), the reference queue (one sorted list of entries, walked from
+its start for every question) and the reference's lookups of the same predicted values. The per-job results (start,
+finish, queueing, co-location, device) and the whole sequence of placements (job, GPUs) must be equal, bit for bit.
 """
 import numpy as np
 import pandas as pd
 import pytest
 import reference_sim.base as reference
 from reference_sim.cluster import Cluster as ReferenceCluster
+from reference_sim.predictions import Predictions as ReferencePredictions
+from reference_sim.queue import JobQueue as ReferenceQueue
 from sim_cases import ABC, predictions, trace, truth_abc
 
 from coloc import datasets, policies
@@ -29,11 +32,14 @@ def perturbed(truth: GroundTruth, seed: int = 0) -> Predictions:
     return Predictions(norms, stds, utils, source="test: perturbed measured pairs")
 
 
-def run(name: str, make, trace_table, truth, spec, preds, restart_cost_s, monkeypatch, cluster=None):
-    """(jobs table, timeline, [(job_id, gpus)] in placement order) of one run."""
+def run(name: str, make, trace_table, truth, spec, preds, restart_cost_s, monkeypatch, reference=False):
+    """(jobs table, timeline, [(job_id, gpus)] in placement order) of one run; `reference`: on the reference's
+    cluster and queue, its policies reading the reference's lookups of `preds`' values."""
     with monkeypatch.context() as patch:
-        if cluster is not None:
-            patch.setattr(view, "Cluster", lambda spec, sharing=True: cluster(spec))  # (the reference always indexes)
+        if reference:
+            patch.setattr(view, "Cluster", lambda spec, sharing=True: ReferenceCluster(spec))  # (it always indexes)
+            patch.setattr(view, "JobQueue", ReferenceQueue)
+            preds = ReferencePredictions.copy_of(preds)
         policy = make(name, truth=truth) if "truth" in policies.info(name)["needs"] else make(name)
         sim = Simulator(trace_table, truth, policy, spec, preds, restart_cost_s)
         placed, add = [], sim.view.cluster.add
@@ -44,7 +50,7 @@ def run(name: str, make, trace_table, truth, spec, preds, restart_cost_s, monkey
 
 def assert_same(name, trace_table, truth, spec, preds, monkeypatch, restart_cost_s=30.0):
     fast = run(name, policies.get, trace_table, truth, spec, preds, restart_cost_s, monkeypatch)
-    slow = run(name, reference.get, trace_table, truth, spec, preds, restart_cost_s, monkeypatch, ReferenceCluster)
+    slow = run(name, reference.get, trace_table, truth, spec, preds, restart_cost_s, monkeypatch, reference=True)
     assert fast[2] == slow[2], f"{name}: placements differ"
     pd.testing.assert_frame_equal(fast[0], slow[0], check_exact=True)
     pd.testing.assert_frame_equal(fast[1], slow[1], check_exact=True)

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 from sim_cases import Scripted, trace
 
-from coloc import lucid, policies
+from coloc import policies
+from coloc.datasets import lucid
 from coloc.sim import ClusterSpec, GroundTruth, simulate
 from coloc.studies import experiment, scenarios
 from coloc.sim.metrics import summarize, utilization_series

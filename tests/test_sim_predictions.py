@@ -7,7 +7,6 @@ from sim_cases import ABC, tables, trace, truth_abc
 
 from coloc.sim import Predictions
 from coloc.studies import experiment
-from coloc.studies.experiment import parse_policy, protocol_of
 from coloc.sim.predictions import TOLERANCE
 
 
@@ -63,27 +62,6 @@ def test_oracle_predictions_are_the_measured_pairs():
     assert preds.oracle and preds.source.startswith("ORACLE")
     assert preds.norm("v100", "b", "c") == ABC[("b", "c")][0]
     assert preds.norm("v100", "c", "b") == ABC[("b", "c")][1]
-
-
-def test_policy_names_may_carry_a_predictor():
-    assert parse_policy("coloc~lgbm", "egat", "horus") == ("coloc", "lgbm", "horus")
-    assert parse_policy("isacpp", "egat", "horus") == ("isacpp", "egat", "horus")
-    assert parse_policy("isacpp~blend", "egat", "horus") == ("isacpp", "blend", "horus")  # reads both: '~' is the pair one
-
-
-def test_on_a_policy_that_reads_utilization_only_the_tilde_names_the_utilization_predictor():
-    assert parse_policy("horus~horus-implied", "egat", "horus") == ("horus", "egat", "horus-implied")
-    assert parse_policy("horus", "egat", "horus") == ("horus", "egat", "horus")
-
-
-def test_an_at_suffix_names_the_protocol_of_the_predictions_read():
-    assert parse_policy("coloc@random5", "egat", "horus") == ("coloc", "egat", "horus")
-    assert parse_policy("coloc~lgbm@random5", "egat", "horus") == ("coloc", "lgbm", "horus")
-    assert parse_policy("horus~horus-implied@random5", "egat", "horus") == ("horus", "egat", "horus-implied")
-    assert protocol_of("coloc-online@random5", "lofo") == "random5"
-    assert protocol_of("coloc~lgbm", "lofo") == "lofo"
-    with pytest.raises(ValueError, match="an '@' names a protocol"):
-        protocol_of("coloc@", "lofo")
 
 
 @pytest.mark.parametrize("column, value", [("pred_norm_a", -0.2), ("pred_norm_b", 0.0), ("pred_norm_a", 2.5),

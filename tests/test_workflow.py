@@ -81,12 +81,14 @@ def executed_notebook(workdir, stem):
 
 def not_run_by_the_ci_config() -> set[str]:
     """Notebooks whose rule runs only when configured, and the CI config (over the default) does not configure it:
-    users' own data (datasets.user) and ISACPP's ablation (predictors.ablation.run, config/paper.yaml); and the real
-    testbed's (rule testbed, outside `all`: it needs quiet cores; tests/test_testbed.py runs its script end to end)."""
+    users' own data (datasets.user) and ISACPP's ablation (predictors.ablation.run, config/paper.yaml); the real
+    testbed's (rule testbed, outside `all`: it needs quiet cores; tests/test_testbed_runner.py runs its script end to end);
+    and a registered dataset's without a rule of its own (rule dataset_tables: none of the shipped ones;
+    tests/test_datasets_registry.py runs it on a toy one)."""
     default, ci = yaml.safe_load((REPO / "config" / "config.yaml").read_text()), yaml.safe_load(CI_CONFIG.read_text())
     user = ci.get("datasets", default.get("datasets", {})).get("user")
     ablation = {**default["predictors"]["ablation"], **ci["predictors"].get("ablation", {})}["run"]
-    return {stem for stem, off in (("00_user_data", not user), ("03_ablation", not ablation)) if off} | {"07_testbed"}
+    return {stem for stem, off in (("00_user_data", not user), ("03_ablation", not ablation)) if off} | {"07_testbed", "00_dataset"}
 
 
 def papermill_seconds(notebook: Path) -> float:

@@ -55,7 +55,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from coloc import published
+from coloc import datasets, published
 from coloc.stats import positive_ci, ratio_ci
 
 COLUMNS = ["paper", "claim", "paper_value", "scenario", "baseline", "metric", "coloc_value", "ci_low", "ci_high",
@@ -93,7 +93,7 @@ class Claim:
     baseline: str = ""
     point: str = "headline"
     protocol: str = ""
-    dataset: str = "gavel"  # the predictors stage's dataset of a "util_scores" / "pair_scores" claim
+    dataset: str = datasets.DEFAULT  # the predictors stage's dataset of a "util_scores" / "pair_scores" claim
     queued: int = 0
     also: tuple[str, ...] = ()
     also_metrics: tuple[str, ...] = ()  # other metrics of the same comparison quoted in the reason
@@ -114,20 +114,23 @@ HORUS_DIFFERS = ("Gavel's job types and measured pairs replayed on Philly arriva
                  "type's utilization is predicted from its graph (no nvidia-smi utilization in Gavel: the label is "
                  "implied by the training pairs or achieved FLOP/s), one value per job type, not sampled; job memory "
                  "estimated from the model graph; the truth of a 3-job GPU is the product of its measured pairs")
-ISACPP_DIFFERS = ("Gavel's 26 job types and measured pairs on 16 K80/P100/V100 GPUs, not ISACPP's jobs on RTX 3090/4090 "
-                  "and Titan Xp; Gavel measured throughput only, so contention is 1 + 2 / predicted factor "
-                  "(memory held, PCIe and utilization scaled with speed); durations fitted on the volcano baseline's "
-                  "published completion times; sets of 3+ jobs extrapolated as the product of pairs")
-HORUS_DIFFERS_3090 = ("Lucid's 56 job types and measured pairs on RTX 3090s replayed on Philly arrivals, not Horus's "
-                      "testbed; utilization is nvidia-smi's, measured as Horus's was, but one value per job type alone "
-                      "and per pair (Lucid's), not sampled over a job's run; the utilization predictor learns Lucid's "
-                      "measured solo utilization; at most 2 jobs per GPU (Lucid measured pairs only; Horus allows 3); "
-                      "job memory as Lucid measured it")
-ISACPP_DIFFERS_3090 = ("Lucid's 56 job types and measured pairs on RTX 3090s (their number fitted on the volcano "
-                       "baseline's published completion times, the durations the Gavel testbed's fit), not ISACPP's "
-                       "jobs on RTX 3090/4090 and Titan Xp; isacpp reads the pair predictions of {predictor}, not an "
-                       "E-GGAT (none runs on Lucid's data in the default run); contention 1 + 2 / predicted factor "
-                       "(no resource predictions on Lucid's data); at most 2 jobs per GPU (Lucid measured pairs only)")
+ISACPP_DIFFERS = ("Gavel's {job_types} job types and measured pairs on {cluster}, not ISACPP's jobs on RTX 3090/4090 "
+                  "and Titan Xp; Gavel measured throughput only, so contention is 1 + 2 / predicted factor (memory "
+                  "held, PCIe and utilization scaled with speed); durations fitted on the volcano baseline's published"
+                  " completion times; sets of 3+ jobs extrapolated as the product of pairs")
+HORUS_DIFFERS_3090 = ("Lucid's {job_types} job types and measured pairs on RTX 3090s replayed on Philly arrivals, not "
+                      "Horus's testbed; utilization is nvidia-smi's, measured as Horus's was, but one value per job "
+                      "type alone and per pair (Lucid's), not sampled over a job's run; the utilization predictor "
+                      "learns Lucid's measured solo utilization; at most 2 jobs per GPU (Lucid measured pairs only; "
+                      "Horus allows 3); job memory as Lucid measured it")
+ISACPP_DIFFERS_3090 = ("Lucid's {job_types} job types and measured pairs on RTX 3090s (their number fitted on the "
+                       "volcano baseline's published completion times, the durations the Gavel testbed's fit), not "
+                       "ISACPP's jobs on RTX 3090/4090 and Titan Xp; isacpp reads the pair predictions of {predictor},"
+                       " not an E-GGAT (none runs on Lucid's data in the default run); contention 1 + 2 / predicted "
+                       "factor (no resource predictions on Lucid's data); at most 2 jobs per GPU (Lucid measured pairs"
+                       " only)")
+"""What still differs from each paper's setting, said in the reasons; {job_types}: the job types of the dataset's
+measured pairs (:func:`pair_job_types`), {cluster}: the scenario's cluster (:func:`cluster_text`)."""
 RTX3090 = ", RTX 3090"  # the suffix of a claim checked on Lucid's RTX 3090 scenarios
 ISACPP_ALSO = ("isacpp~egat-profiled", "isacpp@random5", "isacpp@profiled-pairs")
 """isacpp's other runs quoted beside each ISACPP claim in coloc's setting (where the scenario ran them): the E-GGAT with
@@ -137,6 +140,28 @@ GROUPS = ("horus", "isacpp", "horus-3090", "isacpp-3090")
 """The groups of simulated claims (``claims.groups`` of the config), each on one scenario."""
 GAVEL_UTIL_NOTE = ("Horus's utilization is nvidia-smi's (the share of time a kernel runs); Gavel measured no "
                    "utilization, so coloc's value is effective throughput, another quantity")
+
+
+def pair_job_types(pairs: pd.DataFrame) -> int:
+    """The number of job types in a pairs table (those a scenario on its dataset draws)."""
+    return len(set(pairs["workload_a"]) | set(pairs["workload_b"]))
+
+
+def cluster_text(cluster: str) -> str:
+    """A cluster spec as the reasons name it: "v100:8,p100:4,k80:4" -> "16 K80/P100/V100 GPUs"."""
+    counts = {}
+    for part in cluster.split(","):
+        device, _, count = part.strip().partition(":")
+        counts[device] = counts.get(device, 0) + int(count)
+    return f"{sum(counts.values())} {'/'.join(d.upper() for d in sorted(counts))} GPUs"
+
+
+def _given(facts: Mapping, key: str, group: str, argument: str):
+    """`facts[key]`, or a ValueError naming the group whose reasons need it and the argument that lacks it."""
+    if key not in facts:
+        raise ValueError(f"claims group {group!r}: paper_claims' {argument} has no {key!r} (has {sorted(facts)}); "
+                         f"the group's reasons name it")
+    return facts[key]
 
 
 def horus_sim_claims(scenario: str, policy: str, util_metric: str, differs: str, suffix: str = "",
@@ -191,39 +216,41 @@ def isacpp_sim_claims(scenario: str, horus_policy: str, differs: str, suffix: st
     return rows
 
 
-def paper_claims(scenarios: Mapping[str, str] | None = None, horus_policy: str = "horus~horus-implied",
+def paper_claims(scenarios: Mapping[str, str], horus_policy: str = "horus~horus-implied",
                  util_protocol: str = "random5", pair_protocol: str = "random5", coloc_protocol: str = "lofo",
                  pair_predictor_3090: str = "the 3090 scenarios' predictor_norm",
-                 bootstrap: Mapping | None = None) -> list[Claim]:
+                 bootstrap: Mapping | None = None, job_types: Mapping[str, int] | None = None,
+                 clusters: Mapping[str, str] | None = None) -> list[Claim]:
     """The papers' headline claims, each with the comparison that checks it, on Gavel's data and again on Lucid's
     RTX 3090 data (claims ending ", RTX 3090").
 
-    ``scenarios``: each group of :data:`GROUPS` -> its scenario ("" or absent leaves the group out; default: the
-    default run's). Horus's gains are measured against fifo (exclusive GPUs, first come first served) on the
-    contended trace, the regime the paper claims them in: its utilization on Gavel's data as effective throughput
-    (Gavel measured none: not comparable, coloc's value beside it), on the 3090 as the nvidia-smi utilization Lucid
-    measured (``measured_util_mean``; ``measured_util_busy`` quoted beside it), like for like with Horus's. A makespan
-    one job pins is refused (the claim's rule). ISACPP's are measured on
-    the testbed scenario against the baselines it names: Horus, and Kubernetes/Volcano sharing GPUs by memory
-    (``volcano``). Rows "vs exclusive fifo" are coloc's own finding (the paper compares with no exclusive scheduler).
-    ``horus_policy``: the horus run the comparisons use (the implied label by default: closer to the nvidia-smi
-    utilization Horus measured); the other label's change is quoted in the reason. The predictors' claims are
-    checked under ``util_protocol`` / ``pair_protocol`` in the paper's setting (every job type seen in training)
+    ``scenarios``: each group of :data:`GROUPS` -> its scenario ("" or absent leaves the group out; config
+    ``claims.groups.<group>.scenario``). ``job_types``: dataset (gavel, lucid) -> the job types of its measured
+    pairs (:func:`pair_job_types`), ``clusters``: scenario -> its cluster spec, both said in the reasons (what
+    differs from the paper's setting) of the groups that need them. Horus's gains are measured against fifo
+    (exclusive GPUs, first come first served) on the contended trace, the regime the paper claims them in: its
+    utilization on Gavel's data as effective throughput (Gavel measured none: not comparable, coloc's value beside
+    it), on the 3090 as the nvidia-smi utilization Lucid measured (``measured_util_mean``; ``measured_util_busy``
+    quoted beside it), like for like with Horus's. A makespan one job pins is refused (the claim's rule). ISACPP's
+    are measured on the testbed scenario against the baselines it names: Horus, and Kubernetes/Volcano sharing GPUs
+    by memory (``volcano``). Rows "vs exclusive fifo" are coloc's own finding (the paper compares with no exclusive
+    scheduler). ``horus_policy``: the horus run the comparisons use (the implied label by default: closer to the
+    nvidia-smi utilization Horus measured); the other label's change is quoted in the reason. The predictors' claims
+    are checked under ``util_protocol`` / ``pair_protocol`` in the paper's setting (every job type seen in training)
     and under ``coloc_protocol`` in coloc's (a new family).
     """
-    if scenarios is None:
-        scenarios = {"horus": "philly-contended", "isacpp": "isacpp-testbed", "horus-3090": "philly-contended-3090",
-                     "isacpp-3090": "isacpp-testbed-3090"}
     unknown = sorted(set(scenarios) - set(GROUPS))
     if unknown:
         raise ValueError(f"claims groups {unknown}: expected some of {list(GROUPS)}")
+    job_types, clusters = job_types or {}, clusters or {}
     rows = []
     if scenarios.get("horus"):
         rows += horus_sim_claims(scenarios["horus"], horus_policy, "effective_throughput", HORUS_DIFFERS,
                                  same_util=False)
     if scenarios.get("horus-3090"):
-        rows += horus_sim_claims(scenarios["horus-3090"], horus_policy, "measured_util_mean", HORUS_DIFFERS_3090,
-                                 RTX3090, ("measured_util_busy",), group="horus-3090")
+        differs = HORUS_DIFFERS_3090.format(job_types=_given(job_types, "lucid", "horus-3090", "job_types"))
+        rows += horus_sim_claims(scenarios["horus-3090"], horus_policy, "measured_util_mean", differs, RTX3090,
+                                 ("measured_util_busy",), group="horus-3090")
     rows += [
         # on Lucid's RTX 3090 data: the label Horus used, nvidia-smi's measured GPU utilization of each job alone
         Claim(paper="Horus", claim="GPU utilization predicted with RMSLE", paper_value="0.154", kind="at_most",
@@ -231,10 +258,15 @@ def paper_claims(scenarios: Mapping[str, str] | None = None, horus_policy: str =
               policy="horus", protocol=util_protocol, coloc_protocol=coloc_protocol, dataset="lucid"),
     ]
     if scenarios.get("isacpp"):
-        rows += isacpp_sim_claims(scenarios["isacpp"], horus_policy, ISACPP_DIFFERS, bootstrap=bootstrap)
+        cluster = _given(clusters, scenarios["isacpp"], "isacpp", "clusters")
+        differs = ISACPP_DIFFERS.format(job_types=_given(job_types, "gavel", "isacpp", "job_types"),
+                                        cluster=cluster_text(cluster))
+        rows += isacpp_sim_claims(scenarios["isacpp"], horus_policy, differs, bootstrap=bootstrap)
     if scenarios.get("isacpp-3090"):
         rows += isacpp_sim_claims(scenarios["isacpp-3090"], horus_policy,
-                                  ISACPP_DIFFERS_3090.format(predictor=pair_predictor_3090), RTX3090,
+                                  ISACPP_DIFFERS_3090.format(
+                                      predictor=pair_predictor_3090,
+                                      job_types=_given(job_types, "lucid", "isacpp-3090", "job_types")), RTX3090,
                                   group="isacpp-3090", bootstrap=bootstrap)
     rows += [
         Claim(paper="ISACPP", claim="maximum time-prediction error", paper_value="8.72%", kind="at_most",
@@ -256,7 +288,7 @@ WALL_CLOCK_SOURCES = ("delay",)  # claims whose coloc value is wall-clock time o
 def wall_clock_claims() -> set[str]:
     """The claim texts whose coloc value is wall-clock time (another machine times another value; the verdict
     does not depend on it): ``coloc readme --check`` does not compare those values."""
-    return {c.claim for c in paper_claims() if c.source in WALL_CLOCK_SOURCES}
+    return {c.claim for c in paper_claims({}) if c.source in WALL_CLOCK_SOURCES}
 
 
 # ---------------------------------------------------------------------------- verdict rules
@@ -481,7 +513,7 @@ def measure_max_error(claim: Claim, pair_scores: pd.DataFrame | None) -> tuple[f
     worst = family.groupby("seed")["MAPE"].max().astype(float)
     which = family.loc[family.groupby("seed")["MAPE"].idxmax(), "key"]
     value, low, high = positive_ci(worst)
-    data = {"gavel": "Gavel", "lucid": "Lucid's RTX 3090"}.get(claim.dataset, claim.dataset)
+    data = datasets.get(claim.dataset).title if claim.dataset in datasets.names() else claim.dataset
     reason = (f"{claim.policy} on {data} ({claim.protocol}, {_seeds(len(worst))}): largest per-family MAPE of "
               f"normalized throughput {_fmt(value, low, high, '%')} (family {', '.join(sorted(set(which)))}); "
               f"ISACPP's error is of time per epoch, the inverse of throughput (the same relative error to "

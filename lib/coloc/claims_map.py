@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from coloc import policies
+from coloc.policies.entry import PolicyEntry
 from coloc.studies import experiment, scenarios
 
 FACTORS = ("world", "protocol", "baseline", "cluster", "cap")
@@ -104,10 +105,6 @@ def group_from_config(name: str, entry: Mapping) -> Group:
                  policies=tuple(entry.get("policies") or ()))
 
 
-def groups_from_config(section: Mapping) -> list[Group]:
-    return [group_from_config(name, entry) for name, entry in (section.get("groups") or {}).items()]
-
-
 def cells(group: Group) -> list[Cell]:
     """The paper's setting, each one-factor move from it (to coloc's value, then to each ``also`` value), and
     coloc's setting; a move to a value equal to the paper's is left out, as is a coloc cell equal to the paper's."""
@@ -132,11 +129,11 @@ def cell_policy(policy: str, group: Group, setting: Mapping[str, object], defaul
     baseline = group.factor("baseline")
     if baseline is not None and policy == baseline.role:
         policy = str(setting["baseline"])
-    if "protocol" not in setting or "@" in policy:
+    entry = PolicyEntry.parse(policy)
+    if "protocol" not in setting or entry.protocol:
         return policy
     protocol = str(setting["protocol"])
-    name = experiment.parse_policy(policy)[0]
-    needs = policies.prediction_needs(name)
+    needs = policies.prediction_needs(entry.name)
     if not needs:
         return policy
     if protocol == PROFILED and "norm" not in needs:

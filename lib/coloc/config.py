@@ -21,6 +21,8 @@ import difflib
 import jsonschema
 import yaml
 
+from coloc import datasets
+
 _SCALARS = {
     "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
     "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
@@ -179,14 +181,17 @@ def cross_problems(config: dict) -> list[str]:
     """Mistakes between the sections of a config the schema accepts (empty if none).
 
     * ``simulation.scenarios``: each has a spec in ``simulation.scenario_specs``.
-    * Each scenario spec (:func:`_scenario_problems`): its policies (``<policy>[~<predictor>][@<protocol>]``)
-      are registered (:func:`coloc.policies.names`); a ``~predictor`` names a pair predictor on a policy that
-      reads pair predictions, a utilization predictor on one that reads utilization only (horus), and
-      nothing else; an ``@protocol`` goes only on a policy that reads predictions; its cluster parses and has
-      only its dataset's device types (Gavel's K80/P100/V100; Lucid's RTX 3090 for ``dataset: lucid``); its
-      swept key suits its trace (load: philly, poisson; interval_s: testbed; gpus: a cluster of one device
-      type); its headline is one of the sweep's points; its ``world`` (and ``simulation.world``) an interference
-      world (``measured``, ``none``, ``flat:<s>``; coloc.sim.interference.parse_world).
+    * Each scenario spec (:func:`_scenario_problems`): its policies (``<policy>[(<param>=<value>,...)]
+      [~<predictor>][@<protocol>]``, coloc.policies.entry) are registered (:func:`coloc.policies.names`), in the
+      canonical form of their label, with parameters the policy declares, of the declared type; a ``~predictor``
+      names a pair predictor on a policy that reads pair predictions, a utilization predictor on one that reads
+      utilization only (horus), and nothing else; an ``@protocol`` goes only on a policy that reads predictions;
+      its ``dataset`` is a registered one the simulator runs on (:func:`coloc.datasets.simulated`); its cluster
+      parses and has only its dataset's device types (Gavel's K80/P100/V100; Lucid's RTX 3090 for
+      ``dataset: lucid``); its swept key suits its trace (load: philly, poisson; interval_s: testbed; gpus: a
+      cluster of one device type); its headline is one of the sweep's points; its ``world`` (and
+      ``simulation.world``) an interference world (``measured``, ``none``, ``flat:<s>``;
+      coloc.sim.interference.parse_world).
     * ``simulation.predictor_norm`` is a registered pair predictor, ``simulation.predictor_util`` a
       utilization predictor, ``simulation.protocol`` (and each ``@protocol``) one of ``predictors.protocols``.
       Each predictor a simulated policy reads (the scenario's own ``predictor_norm`` / ``predictor_util`` where
@@ -194,7 +199,8 @@ def cross_problems(config: dict) -> list[str]:
       its scenario's dataset, is among that dataset's models and protocols (``predictors.dataset_models`` /
       ``dataset_protocols``).
     * The predictors stage's models: registered, with options the model accepts
-      (``coloc.predict.check_options``), ``seeds`` and ``protocols`` the stage's.
+      (``coloc.predict.check_options``), ``seeds`` and ``protocols`` the stage's; the datasets
+      ``dataset_protocols`` and ``dataset_models`` name: registered, or a user's source (``user-<name>``).
     * ``profiling.sets`` (:func:`_profiling_problems`): each of ``profiling.workloads``, none twice, none
       of a size ``set_sizes`` measures in full, and ``set_sizes`` has 2 (each is compared with its pairs).
     * What the notebooks would refuse hours later: a trace's ``families`` among its dataset's (and, on Philly, with
@@ -207,7 +213,7 @@ def cross_problems(config: dict) -> list[str]:
       all; a scenario whose simulate job fits a 24 GB machine (:mod:`coloc.studies.footprint`).
     """
     sim, pred = config.get("simulation"), config.get("predictors")
-    problems = _model_problems(pred) if pred else []
+    problems = _model_problems(pred) + _dataset_key_problems(pred, config) if pred else []
     problems += _window_problems("trace.window", (config.get("trace") or {}).get("window"))
     problems += _profiling_problems(config.get("profiling"))
     if sim:
@@ -296,31 +302,14 @@ def _factor_problems(here: str, fname: str, values: list, factor: dict, entry: d
                             f"{pred['protocols']}")
         elif fname == "baseline" and value not in policies.names():
             problems.append(f"{where}: baseline {value!r} is not a registered policy; known: {policies.names()}")
-        elif fname == "cluster":
-            problems += _clusters_problems(where, str(value), spec.get("dataset", "gavel"))[0]
+        elif fname == "cluster" and spec.get("dataset", datasets.DEFAULT) in datasets.simulated():
+            problems += _clusters_problems(where, str(value), spec.get("dataset", datasets.DEFAULT))[0]
         elif fname == "cap" and value is not None and not (isinstance(value, int) and not isinstance(value, bool)
                                                            and value >= 1):
             problems.append(f"{where}: cap {value!r}; expected an integer >= 1, or null (memory alone decides)")
     if fname == "baseline" and factor.get("role") not in entry["policies"]:
         problems.append(f"{here}.role: {factor.get('role')!r} is not among the group's policies {entry['policies']}")
     return problems
-
-
-def gavel_families() -> list[str]:
-    """The model families of Gavel's job types: those a trace, the probing scenario or the scheduling delay
-    may draw from (the simulator's job types are Gavel's)."""
-    from coloc import workloads
-    from coloc.datasets import family_of
-
-    return sorted({family_of(w) for w in workloads.gavel_names()})
-
-
-def lucid_families() -> list[str]:
-    """The model families of Lucid's job types measured in pairs: those a ``dataset: lucid`` trace may draw from
-    (BERT, ResNet-50 and Transformer were measured alone only)."""
-    from coloc.lucid import LUCID_JOB_TYPES
-
-    return sorted({family for family, _ in LUCID_JOB_TYPES.values()} - {"bert", "resnet50", "transformer"})
 
 
 MAX_GPUS = 1_000_000  # GPUs in a cluster, as the schema bounds a swept size (10x the measured scale)
@@ -337,16 +326,37 @@ def _window_problems(where: str, window, names=("start", "end")) -> list[str]:
     return []
 
 
-def _families_problems(where: str, families, dataset: str = "gavel") -> list[str]:
-    known, name = (lucid_families(), "Lucid's") if dataset == "lucid" else (gavel_families(), "Gavel's")
+def _families_problems(where: str, families, dataset: str = datasets.DEFAULT) -> list[str]:
+    """A trace's families among those of the dataset's job types (:attr:`coloc.datasets.Dataset.families`)."""
+    known = datasets.get(dataset).families()
     unknown = [f for f in families or [] if f not in known]
-    return [f"{where}: families {unknown} are not among {name} job types' families {known}"] if unknown else []
+    return ([f"{where}: families {unknown} are not among {datasets.get(dataset).short}'s job types' families {known}"]
+            if unknown else [])
 
 
-def _clusters_problems(where: str, text: str, dataset: str = "gavel") -> tuple[list[str], list[tuple[str, int]]]:
+def _dataset_problems(where: str, dataset) -> list[str]:
+    """A scenario's ``dataset``: registered, and one the simulator runs on (a measured truth, known devices)."""
+    if dataset in datasets.simulated():
+        return []
+    what = "is registered but has no measured truth the simulator runs on" if dataset in datasets.names() else (
+        "is not a registered dataset (coloc.datasets)")
+    return [f"{where}: {dataset!r} {what}; expected one of {datasets.simulated()} (registered: {datasets.names()})"]
+
+
+def _dataset_key_problems(pred: dict, config: dict) -> list[str]:
+    """The datasets ``predictors.dataset_protocols`` and ``dataset_models`` name: registered, or a user's source of
+    ``datasets.user``."""
+    users = [f"{datasets.user.PREFIX}{name}" for name in (config.get("datasets") or {}).get("user") or {}]
+    return [f"predictors.{key}.{name}: unknown dataset {name!r}; expected one of {datasets.names() + users} "
+            f"(coloc.datasets's registered ones and the users' sources of datasets.user)"
+            for key in ("dataset_protocols", "dataset_models") for name in pred.get(key) or {}
+            if name not in datasets.names() + users]
+
+
+def _clusters_problems(where: str, text: str, dataset: str = datasets.DEFAULT
+                       ) -> tuple[list[str], list[tuple[str, int]]]:
     """(problems, the (device, GPUs) of the cluster) of a ClusterSpec text: it parses, the dataset's devices only."""
     from coloc.sim.cluster import ClusterSpec
-    from coloc.studies.scenarios import DATASETS
 
     try:
         devices = list(ClusterSpec.parse(text).devices)
@@ -355,11 +365,11 @@ def _clusters_problems(where: str, text: str, dataset: str = "gavel") -> tuple[l
     gpus = sum(count for _, count in devices)
     if gpus > MAX_GPUS:
         return [f"{where}: {text!r} has {gpus} GPUs; expected at most {MAX_GPUS} in all (each GPU is simulated)"], []
-    known = list(DATASETS[dataset]["devices"])
+    known = list(datasets.get(dataset).devices)
     unknown = [d for d, _ in devices if d not in known]
     if unknown:
-        owner = {"gavel": "Gavel's", "lucid": "Lucid's"}.get(dataset, f"{dataset}'s")
-        return [f"{where}: device types {unknown} in {text!r} are not in {owner} data (has {known})"], devices
+        owner = datasets.get(dataset).short
+        return [f"{where}: device types {unknown} in {text!r} are not in {owner}'s data (has {known})"], devices
     return [], devices
 
 
@@ -440,7 +450,10 @@ def _scenario_problems(where: str, spec: dict) -> list[str]:
     from coloc.studies.scenarios import SOURCE_SWEEPS
 
     problems = [line for i, entry in enumerate(spec["policies"]) for line in _policy_problems(f"{where}.policies[{i}]", entry)]
-    dataset = spec.get("dataset", "gavel")
+    dataset = spec.get("dataset", datasets.DEFAULT)
+    unknown = _dataset_problems(f"{where}.dataset", dataset)
+    if unknown:  # its devices and families are unknown
+        return problems + unknown
     found, sized = _clusters_problems(f"{where}.cluster", spec["cluster"], dataset)
     problems += found
     devices = [device for device, _ in sized]
@@ -501,29 +514,39 @@ def _model_sections(pred: dict) -> dict[str, tuple[str, dict]]:
     return {"pair": ("models", pred["models"]), "util": ("models", util)}
 
 
-def _policy_problems(where: str, entry: str) -> list[str]:
-    """A scenario's policy entry '<policy>[~<predictor>][@<protocol>]' against the registries."""
+def _policy_problems(where: str, text: str) -> list[str]:
+    """A scenario's policy entry '<policy>[(<param>=<value>,...)][~<predictor>][@<protocol>]'
+    (coloc.policies.entry) against the registries: the policy, its parameters (those it declares, of the declared
+    type), the predictor and the protocol."""
     from coloc import policies
+    from coloc.policies.entry import PolicyEntry, override_kind
     from coloc.studies.experiment import PROFILED_PAIRS
 
+    try:
+        entry = PolicyEntry.parse(text)
+    except ValueError as err:
+        return [f"{where}: {err}"]
     known, problems = policies.names(), []
-    rest, at, protocol = entry.partition("@")
-    name, _, predictor = rest.partition("~")
+    name, predictor, protocol = entry.name, entry.predictor, entry.protocol
     if name not in known:
-        return [f"{where}: unknown policy {name!r} in {entry!r}; known: {known}"]
-    kind = _override_kind(name)
-    readers = [p for p in known if _override_kind(p)]
+        return [f"{where}: unknown policy {name!r} in {text!r}; known: {known}"]
+    problems += [f"{where}: {line} (in {text!r})" for line in policies.parameter_problems(name, entry.param_dict())]
+    if entry.label != text:
+        problems.append(f"{where}: {text!r} is written {entry.label!r} in its canonical form, the label of its runs; "
+                        f"write it so")
+    kind = override_kind(name)
+    readers = [p for p in known if override_kind(p)]
     if predictor and kind is None:
         problems.append(f"{where}: policy {name!r} reads no predictions a '~' can choose, so '~{predictor}' would "
                         f"be ignored; a predictor goes only with {readers}")
     elif predictor and predictor not in predictor_names(kind):
         what = "pair" if kind == "pair" else "utilization"
-        problems.append(f"{where}: unknown {what} predictor {predictor!r} in {entry!r}; known: {predictor_names(kind)}")
-    if at and kind is None:
+        problems.append(f"{where}: unknown {what} predictor {predictor!r} in {text!r}; known: {predictor_names(kind)}")
+    if protocol and kind is None:
         problems.append(f"{where}: policy {name!r} reads no predictions, so '@{protocol}' would be ignored; a "
                         f"protocol goes only with {readers}")
     elif protocol == PROFILED_PAIRS and kind != "pair":
-        pair_readers = [p for p in known if _override_kind(p) == "pair"]
+        pair_readers = [p for p in known if override_kind(p) == "pair"]
         problems.append(f"{where}: '@{PROFILED_PAIRS}' gives measured pairs in place of pair predictions, and "
                         f"policy {name!r} reads none; it goes only with {pair_readers}")
     elif protocol == PROFILED_PAIRS and predictor:
@@ -532,15 +555,9 @@ def _policy_problems(where: str, entry: str) -> list[str]:
     return problems
 
 
-def _override_kind(policy: str) -> str | None:
-    """What a '~predictor' on `policy` names: "pair" (it reads pair predictions), "util" (it reads
-    utilization only, e.g. horus), or None (it reads neither)."""
-    kinds = reads(policy)
-    return "pair" if "norm" in kinds else "util" if "util" in kinds else None
-
-
 def _simulation_problems(sim: dict, pred: dict) -> list[str]:
     from coloc import policies
+    from coloc.policies.entry import PolicyEntry, override_kind
     from coloc.studies.experiment import PROFILED_PAIRS, PROFILED_UTIL_PROTOCOL
 
     protocol, problems = sim["protocol"], []
@@ -558,23 +575,26 @@ def _simulation_problems(sim: dict, pred: dict) -> list[str]:
     read = {}  # (kind, predictor, dataset, protocol) the simulated policies read -> where the config names it
     for scenario in (s for s in sim["scenarios"] if s in sim["scenario_specs"]):
         spec = sim["scenario_specs"][scenario]
-        dataset = spec.get("dataset", "gavel")
+        dataset = spec.get("dataset", datasets.DEFAULT)
         norm, util = (spec.get(k, sim[k]) for k in ("predictor_norm", "predictor_util"))
         named = {k: f"simulation.scenario_specs.{scenario}.{k}" if k in spec else f"simulation.{k}"
                  for k in ("predictor_norm", "predictor_util")}
         only = (pred.get("dataset_protocols") or {}).get(dataset)
         missing = {}  # protocols its policies read that the dataset does not run (in order)
-        for i, entry in enumerate(spec["policies"]):
-            rest, at, own = entry.partition("@")
-            name, _, predictor = rest.partition("~")
+        for i, text in enumerate(spec["policies"]):
+            try:
+                entry = PolicyEntry.parse(text)
+            except ValueError:
+                continue  # reported by _policy_problems
+            name, predictor, own = entry.name, entry.predictor, entry.protocol
             kinds = reads(name) if name in policies.names() else ()
             here = f"simulation.scenario_specs.{scenario}.policies[{i}]"
-            if at and kinds and own not in pred["protocols"] and own != PROFILED_PAIRS:
-                problems.append(f"{here}: protocol {own!r} of {entry!r} is not among predictors.protocols "
+            if own and kinds and own not in pred["protocols"] and own != PROFILED_PAIRS:
+                problems.append(f"{here}: protocol {own!r} of {text!r} is not among predictors.protocols "
                                 f"{pred['protocols']} (nor {PROFILED_PAIRS!r}), so no predictions are made under it")
                 continue
             used = own or protocol
-            override = _override_kind(name) if kinds else None
+            override = override_kind(name) if kinds else None
             if used == PROFILED_PAIRS:  # the measured pairs, and the utilization under PROFILED_UTIL_PROTOCOL
                 kinds, used = tuple(k for k in kinds if k != "norm"), PROFILED_UTIL_PROTOCOL
             if "norm" in kinds:

@@ -15,7 +15,7 @@ Columns (one row per device, ``name`` unique):
 
 Sources: NVIDIA's product datasheets and architecture whitepapers (Kepler GK210, Pascal
 GP100, Volta GV100, Turing TU104, Ampere GA100/GA102 (A10, GeForce RTX 3090), Ada AD104/AD102, Hopper GH100).
-CPU rows are estimates from psutil and /proc/cpuinfo (see :func:`local_cpu_row`).
+CPU rows are estimates from psutil and /proc/cpuinfo (see :func:`cpu_row`).
 """
 
 from __future__ import annotations
@@ -207,9 +207,3 @@ def cpu_row(name: str, model: str, threads: int) -> dict:
     if mhz:
         row["peak_flops"] = cores * mhz * 1e6 * _simd_flops_per_cycle()
     return row
-
-
-def local_cpu_row(threads: int | None = None) -> dict:
-    """The row of this machine's CPU (see :func:`cpu_row` for what is estimated)."""
-    name = local_cpu_name(threads)
-    return device_row(name)

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from coloc import datasets
 from coloc.claims import BRIEF_HEADERS, wall_clock_claims
 
 MARK = "<!-- results:{name} (written by the run: coloc readme; do not edit) -->"
@@ -82,17 +83,15 @@ def claims_map_section(table: pd.DataFrame) -> str:
     return "\n".join(parts) + f"\n{legend}.\n"
 
 
-PREDICTOR_DATASETS = ("gavel", "lucid", "gavel-lucid")  # the datasets of the README's predictor tables, in order
-
-
 SEEDS_NOTE = ("MAPE: mean over the seeds a predictor ran; [low, high]: the 95% t interval of that mean "
               "(coloc.stats.mean_ci), given where it ran several seeds.")
 
 
 def predictors_section(summary: pd.DataFrame) -> str:
-    """A table per dataset of PREDICTOR_DATASETS the run scored (Gavel's, Lucid's, the cross-dataset protocol's);
-    SEEDS_NOTE below them when a predictor ran several seeds."""
-    present = [d for d in PREDICTOR_DATASETS if (summary["dataset"] == d).any()]
+    """A table per published dataset the run scored (:attr:`coloc.datasets.Dataset.published`: Gavel's, Lucid's,
+    the cross-dataset protocol's, in the registry's order); SEEDS_NOTE below them when a predictor ran several
+    seeds."""
+    present = [d for d in datasets.names() if datasets.get(d).published and (summary["dataset"] == d).any()]
     tables = "\n".join(predictors_table(summary, d) for d in present)
     several = "MAPE_low" in summary.columns and summary["MAPE_low"].notna().any()
     return tables + (f"\n{SEEDS_NOTE}\n" if several else "")

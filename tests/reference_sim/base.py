@@ -22,7 +22,7 @@ import pkgutil
 from collections.abc import Callable
 
 from coloc.sim.job import Job
-from coloc.sim.queue import fifo_key
+from reference_sim.queue import fifo_key
 
 _REGISTRY: dict[str, Callable[..., "Policy"]] = {}
 KINDS = ("baseline", "predictive", "oracle")  # in the order tables and figures show them

@@ -24,9 +24,9 @@ measured pairs (no spread): an UPPER BOUND, not a predictor.
 from __future__ import annotations
 
 from reference_sim.base import Policy, fill_idle, register
-from coloc.policies.stages import pair_finish_times, run_stages
-from coloc.sim.predictions import Predictions
-from coloc.sim.queue import fifo_key
+from reference_sim.predictions import Predictions
+from reference_sim.queue import fifo_key
+from reference_sim.stages import pair_finish_times, run_stages
 
 
 class JctPack(Policy):

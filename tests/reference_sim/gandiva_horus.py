@@ -12,7 +12,7 @@ from __future__ import annotations
 from reference_sim.base import register
 from reference_sim.horus import Horus
 
-from coloc.sim.queue import fifo_key
+from reference_sim.queue import fifo_key
 
 
 @register("gandiva-horus")

@@ -11,8 +11,8 @@ the two agree to the last bit.
 from __future__ import annotations
 
 from reference_sim.base import Policy, fill_idle, pack_singles, register
-from coloc.policies.stages import isacpp_score, pair_score, resource_contention, throughput_contention
-from coloc.policies.volcano import memory_fits
+from reference_sim.stages import isacpp_score, pair_score, resource_contention, throughput_contention
+from reference_sim.volcano import memory_fits
 
 
 @register("isacpp")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from reference_sim.base import register
 from reference_sim.coloc import JctPack
-from coloc.sim.predictions import Predictions
+from reference_sim.predictions import Predictions
 
 
 @register("oracle")

@@ -11,7 +11,29 @@ of the job's device types drawn until one holds such a GPU).
 from __future__ import annotations
 
 from reference_sim.base import Policy, register
-from coloc.policies.volcano import SCAN_BELOW, draw, memory_fits
+
+SCAN_BELOW = 64  # at most this many GPUs take the job: list their nodes (else draw nodes until one takes it)
+MASK = (1 << 64) - 1
+
+
+def draw(job_id: int, i: int) -> int:
+    """The i-th number of job `job_id`'s pseudo-random stream (splitmix64 of the two), in [0, 2^64)."""
+    z = (int(job_id) * 0x9E3779B97F4A7C15 + (i + 1) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+    return z ^ (z >> 31)
+
+
+def memory_fits(view, device: str, sig: tuple[str, ...], workload: str, headroom: float = 0.0) -> bool:
+    """Whether the declared memory of the jobs `sig` and a new `workload` job fits one GPU of `device` with more
+    than `headroom` bytes left free (strictly: headroom 0 asks only that the sum not exceed the memory). True where
+    a job's or the device's memory is unknown (the caller's other rules decide)."""
+    capacity = view.device_memory(device)
+    needs = [view.memory(device, w) for w in (*sig, workload)]
+    if capacity is None or any(n is None for n in needs):
+        return True
+    left = capacity - sum(needs)
+    return left > headroom if headroom > 0 else left >= 0
 
 
 class _MemoryShare(Policy):

@@ -40,6 +40,7 @@ rule claims:
         pair_scores="data/processed/predictor_scores.parquet",
         delay="results/sim/scheduling_delay.parquet",
         claims_map=rules.claims_map.output.summary,
+        **CLAIMS_PAIRS,
     output:
         claims=report("results/claims.csv", caption="../report/claims.rst", category="1 Claims"),
         brief=report("results/claims_brief.csv", caption="../report/claims.rst", category="1 Claims"),
@@ -51,9 +52,11 @@ rule claims:
     params:
         settings=as_yaml({"headlines": {name: float(spec["headline"])
                                         for name, spec in config["simulation"]["scenario_specs"].items()},
-                          "pair_predictor_3090": config["simulation"]["scenario_specs"].get("isacpp-testbed-3090", {})
-                          .get("predictor_norm", config["simulation"]["predictor_norm"]),
+                          "pair_predictor_3090": CLAIMS_PREDICTOR_3090,
                           "scenarios": {name: CLAIMS["groups"][name]["scenario"] for name in CLAIMS["groups"]},
+                          "clusters": {group["scenario"]: SIM["scenario_specs"][group["scenario"]]["cluster"]
+                                       for group in CLAIMS["groups"].values()},
+                          "pairs_paths": CLAIMS_PAIRS,
                           "claims_section": CLAIMS, "default_protocol": SIM["protocol"]}),
     resources:
         mem_mb=2000,

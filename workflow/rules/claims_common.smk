@@ -1,5 +1,6 @@
 # Helpers of the claims stage (workflow/rules/claims.smk): the claims map's runs, their inputs and parameters.
 from coloc import claims_map
+from coloc.policies.entry import PolicyEntry
 from coloc.studies import experiment, scenarios
 
 CLAIMS = config["claims"]
@@ -17,7 +18,7 @@ def claims_map_predictions():
     out = {}
     for run in claims_map_runs():
         dataset = scenarios.dataset_of(run.spec)
-        protocol = experiment.protocol_of(run.policy, SIM["protocol"])
+        protocol = PolicyEntry.parse(run.policy).protocol_or(SIM["protocol"])
         files = {kind: prediction_file(kind, dataset, own)
                  for kind, own in experiment.file_protocols(run.policy, protocol).items()}
         out[f"{run.policy}|{dataset}"] = [files.get("predictions", ""), files.get("utilization", "")]
@@ -36,6 +37,15 @@ def claims_map_inputs(wildcards):
     for i, path in enumerate(sorted({p for pair in claims_map_predictions().values() for p in pair if p})):
         files[f"predictions_{i}"] = path
     return files
+
+
+# The measured pairs of the claims groups' datasets: the reasons name their job types (coloc.claims.paper_claims)
+CLAIMS_PAIRS = {d: f"{stage.dataset_folder(d)}/pairs.parquet"
+                for d in sorted({scenarios.dataset_of(SIM["scenario_specs"][g["scenario"]])
+                                 for g in CLAIMS["groups"].values()})}
+# isacpp's pair predictor on the RTX 3090, named in the reasons: the isacpp-3090 group's scenario's
+_SPEC_3090 = SIM["scenario_specs"].get(CLAIMS["groups"].get("isacpp-3090", {}).get("scenario"), {})
+CLAIMS_PREDICTOR_3090 = _SPEC_3090.get("predictor_norm", SIM["predictor_norm"])
 
 
 CLAIMS_MAP_PARAMS = as_yaml({

@@ -1,6 +1,8 @@
 # Stage 0: reference data, downloaded (or copied from a mirror) and checksummed, then parsed into tables.
 # Every value from the config reaches the shell quoted ({...:q}): no config string is interpreted by a shell.
 
+from coloc import datasets
+
 
 wildcard_constraints:
     file="|".join(re.escape(f) for f in SOURCE_BY_FILE),
@@ -63,8 +65,8 @@ rule data_tables:
 ALL_OUTPUTS.extend(rules.data_tables.output)
 
 
-# Lucid's RTX 3090 measurements (coloc.lucid): the lucid dataset, and with Gavel's tables the gavel-lucid one of
-# the cross-dataset protocol (the families both measured in pairs).
+# Lucid's RTX 3090 measurements (coloc.datasets.lucid): the lucid dataset, and with Gavel's tables the gavel-lucid one of
+# the cross-dataset protocol (coloc.datasets.gavel_lucid: the families both measured in pairs).
 rule lucid_tables:
     input:
         notebook=NOTEBOOKS / "00_lucid.ipynb",
@@ -85,7 +87,7 @@ rule lucid_tables:
     log:
         notebook="results/notebooks/00_lucid.ipynb",
     conda:
-        ENVS / "predict.yaml"  # cross_tables comes from coloc.predict.stage (torch, LightGBM)
+        ENVS / "predict.yaml"  # the parser checks job types against coloc.workloads (torch)
     shell:
         "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . "
         "-p pairs_path {input.pairs:q} -p solo_path {input.solo:q} "
@@ -95,3 +97,40 @@ rule lucid_tables:
 
 
 ALL_OUTPUTS.extend(rules.lucid_tables.output)
+
+
+# Any other registered dataset with a parser and raw files (coloc.datasets: a module, and its files' entries under
+# the config's sources): its tables in its folder, through its parser (notebook 00_dataset). The rules above make
+# Gavel's and Lucid's (with the trace and the cross tables), so by default no dataset runs here.
+MADE_TABLES = {str(rules.data_tables.output.solo), str(rules.lucid_tables.output.solo)}
+PARSED_DATASETS = {datasets.get(d).folder: d for d in datasets.names()
+                   if datasets.get(d).load and datasets.get(d).sources
+                   and f"{datasets.get(d).folder}/solo.parquet" not in MADE_TABLES}
+
+
+if PARSED_DATASETS:
+
+    rule dataset_tables:
+        input:
+            notebook=NOTEBOOKS / "00_dataset.ipynb",
+            code=code_of(NOTEBOOKS / "00_dataset.ipynb"),
+            raw=lambda wildcards: [raw_path(s) for s in datasets.get(PARSED_DATASETS[wildcards.folder]).sources],
+        output:
+            solo="{folder}/solo.parquet",
+            pairs="{folder}/pairs.parquet",
+        wildcard_constraints:
+            folder="|".join(re.escape(f) for f in PARSED_DATASETS),
+        params:
+            settings=lambda wildcards, input: as_yaml({"dataset": PARSED_DATASETS[wildcards.folder],
+                                                       "raw_paths": list(input.raw)}),
+        resources:
+            mem_mb=1000,
+            runtime=10,
+            cpus_per_task=1,
+        log:
+            notebook="results/notebooks/00_dataset/{folder}.ipynb",
+        conda:
+            ENVS / "predict.yaml"  # a parser may check job types against coloc.workloads (torch)
+        shell:
+            "papermill {input.notebook:q} {log.notebook:q} -k python3 --cwd . -y {params.settings:q} "
+            "-p solo_out {output.solo:q} -p pairs_out {output.pairs:q}"

@@ -1,13 +1,14 @@
 # Helpers of the predictors stage (workflow/rules/predictors.smk): the checked model options, the run files.
 # prediction_file(kind, dataset, protocol) is the path of an out-of-fold file, for the rules that read one.
 
+from coloc import datasets
 from coloc.predict import check_options, stage
 from coloc.predict.protocols import probe_protocol
 
 PRED = config["predictors"]
 # Users' own sources (config datasets.user.<name>, rules in user_data.smk): datasets user-<name>, next to Gavel's.
 USER_DATASETS = [f"{stage.USER_PREFIX}{name}" for name in config.get("datasets", {}).get("user", {})]
-PRED_DATASETS = list(stage.DATASETS) + USER_DATASETS
+PRED_DATASETS = datasets.names() + USER_DATASETS  # the registered datasets (coloc.datasets), in their order
 # The (dataset, protocol) runs: the cross-dataset protocol runs on the cross dataset (Gavel's and Lucid's shared
 # families) only, the other protocols on every other dataset (coloc.predict.stage.dataset_protocols), a dataset
 # named in predictors.dataset_protocols those it lists only.
@@ -36,7 +37,7 @@ PROBE_FIGURES = ({"k": "figures/predictors/gavel_probe_k.png", "seconds": "figur
 
 def prediction_file(kind, dataset, protocol):
     """The out-of-fold file of ``kind`` ("predictions": pairs, "utilization": solo utilization) that the predictors
-    stage makes for ``dataset`` ("gavel" or "profiled") under ``protocol``; ValueError for one it does not make."""
+    stage makes for ``dataset`` (coloc.datasets) under ``protocol``; ValueError for one it does not make."""
     if kind not in ("predictions", "utilization"):
         raise ValueError(f"prediction_file: kind {kind!r}; expected 'predictions' or 'utilization'")
     return stage.run_file(kind, dataset, protocol, PRED["protocols"])
@@ -54,14 +55,15 @@ def predictor_tables(wildcards):
 
 
 def predictor_settings(wildcards):
-    """The run's settings as notebook parameters (Gavel's families apply to Gavel only, Lucid's to Lucid; a dataset
-    named in predictors.dataset_models runs the pair models it lists only)."""
+    """The run's settings as notebook parameters (the families of the predictors key the dataset names,
+    Dataset.families_key: Gavel's families apply to Gavel only, Lucid's to Lucid; a dataset named in
+    predictors.dataset_models runs the pair models it lists only)."""
     settings = {key: PRED[key] for key in ("seeds", "folds", "models", "util_models")}
     only = PRED.get("dataset_models", {}).get(wildcards.dataset)  # the default run's time: fewer models there
     if only is not None:
         settings["models"] = {name: options for name, options in PRED["models"].items() if name in only}
-    families = {"gavel": PRED["families"], "lucid": PRED.get("lucid_families", [])}
-    settings["families"] = families.get(wildcards.dataset, [])
+    key = datasets.get(wildcards.dataset).families_key
+    settings["families"] = PRED.get(key, []) if key else []
     return as_yaml(settings)
 
 

@@ -14,7 +14,7 @@ rule resources:
         notebook=NOTEBOOKS / "03_resources.ipynb",
         code=code_of(NOTEBOOKS / "03_resources.ipynb"),
         workloads="data/processed/workloads.parquet",
-        tables=[f"{stage.DATASET_FOLDERS[d]}/{t}.parquet" for d in stage.DATASETS for t in ("solo", "pairs")],
+        tables=[f"{datasets.get(d).folder}/{t}.parquet" for d in datasets.names() for t in ("solo", "pairs")],
     output:
         predictions="data/processed/resource_predictions.parquet",
         scores="data/processed/resource_scores.parquet",
@@ -22,8 +22,8 @@ rule resources:
                        category="5 Predictors", subcategory="Resources"),
     params:
         settings=as_yaml({
-            "dataset_paths": {d: {t: f"{stage.DATASET_FOLDERS[d]}/{t}.parquet" for t in ("solo", "pairs")}
-                              for d in stage.DATASETS},
+            "dataset_paths": {d: {t: f"{datasets.get(d).folder}/{t}.parquet" for t in ("solo", "pairs")}
+                              for d in datasets.names()},
             "protocols": RESOURCES["protocols"], "seeds": RESOURCES["seeds"], "folds": PRED["folds"],
             "options": RESOURCES["options"],
         }),

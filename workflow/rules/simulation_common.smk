@@ -1,4 +1,5 @@
 # Helpers of the simulation stage (workflow/rules/simulation.smk): scenarios from config, per-run parameters.
+from coloc.policies.entry import LABEL_CHARS, PolicyEntry
 from coloc.studies import experiment, footprint, scenarios
 
 SIM = config["simulation"]
@@ -8,7 +9,7 @@ SIM_FIGURES = ["policies", "jct_density", "utilization", "sweep"]  # figures/sim
 
 wildcard_constraints:
     scenario="[A-Za-z0-9_-]+",
-    policy="[A-Za-z0-9_~@-]+",
+    policy=LABEL_CHARS,  # a policy entry's label (coloc.policies.entry)
 
 
 def sim_runs(kind):
@@ -33,7 +34,7 @@ def sim_prediction_inputs(wildcards):
     the others), under simulation.protocol or the policy's '@<protocol>' ('@profiled-pairs': no pair file, the
     dataset's pairs table is the truth the run reads; random5 utilization, experiment.file_protocols)."""
     dataset = sim_dataset(wildcards)
-    protocol = experiment.protocol_of(wildcards.policy, SIM["protocol"])
+    protocol = PolicyEntry.parse(wildcards.policy).protocol_or(SIM["protocol"])
     return {kind: prediction_file(kind, dataset, own)
             for kind, own in experiment.file_protocols(wildcards.policy, protocol).items()}
 

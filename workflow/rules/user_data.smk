@@ -12,8 +12,8 @@ if USER_SOURCES:
             notebook=NOTEBOOKS / "00_user_data.ipynb",
             code=code_of(NOTEBOOKS / "00_user_data.ipynb"),
         output:
-            solo=f"{stage.USER_FOLDER}/solo.parquet",
-            pairs=f"{stage.USER_FOLDER}/pairs.parquet",
+            solo=f"{datasets.user.FOLDER}/solo.parquet",
+            pairs=f"{datasets.user.FOLDER}/pairs.parquet",
         wildcard_constraints:
             name="|".join(USER_SOURCES),
         params:

@@ -28,6 +28,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.lines import Line2D
 
+from coloc import datasets
 from coloc.policies import KINDS
 from coloc.studies.regret import CONTENDED
 from coloc.stats import mean_ci
@@ -35,7 +36,6 @@ from coloc.stats import mean_ci
 BAR_METRICS = {"jct_mean": "mean JCT (h)", "makespan": "makespan (h)",
                "queue_delay_mean": "mean queueing delay (h)", "gpu_util_mean": "GPU utilization\n(busy share of the makespan)"}
 MEASURED_UTIL = {"measured_util_mean": "nvidia-smi utilization\n(measured by Lucid)"}  # where the data has it
-TRUTHS = {"gavel": "Gavel", "lucid": "Lucid's RTX 3090"}  # a summary's dataset -> the name its titles give it
 SWEEP_METRICS = {"jct_mean": "mean JCT (h)", "makespan": "makespan (h)"}
 HOURS = {"jct_mean", "jct_median", "jct_p90", "jct_p99", "makespan", "queue_delay_mean"}
 SWEEP_NAMES = {"load": "load factor", "interval_s": "arrival interval (s)", "gpus": "GPUs"}
@@ -100,8 +100,8 @@ def palette(order: list[str]) -> dict[str, tuple]:
 def truth_of(rows: pd.DataFrame) -> str:
     """The rows' ground truth: the measured data and the interference world, e.g. 'Gavel + Lucid's RTX 3090
     measured pairs' (world measured), 'world flat:0.2 (Gavel's memory fit)'."""
-    datasets = sorted(rows["dataset"].dropna().unique()) if "dataset" in rows.columns else ["gavel"]
-    names = " + ".join(TRUTHS.get(d, d) for d in datasets)
+    shown = sorted(rows["dataset"].dropna().unique()) if "dataset" in rows.columns else [datasets.DEFAULT]
+    names = " + ".join(datasets.get(d).title if d in datasets.simulated() else d for d in shown)
     worlds = sorted(rows["world"].dropna().unique()) if "world" in rows.columns else ["measured"]
     return "; ".join(f"{names} measured pairs" if world == "measured" else f"world {world} ({names}'s memory fit)"
                      for world in worlds or ["measured"])

@@ -14,19 +14,30 @@ through its constructor.
 Registry: a policy class is registered once, by `@register(name)`, in a module of
 this package; every module of the package is imported to find them (no list to
 keep). `info(name)` gives a policy's kind and declared needs without building it.
+`@register(name, **preset)` registers a preset: the class with those parameters set
+(`coloc-fifo` is `coloc` with `order="fifo"`).
+
+Parameters: a policy declares those a config entry may set (`coloc(order=fifo)`,
+coloc.policies.entry) in `parameters`, {name: what it takes}: a type (`float`: a
+number, an integer too; `int`, `bool`, `str`), a union with None (`int | None`), or
+a tuple of the values allowed (`("sjf", "fifo")`). Each is a keyword of the
+constructor (checked at registration); `parameter_problems` checks given values.
 """
 from __future__ import annotations
 
 import heapq
 import importlib
+import inspect
 import os
 import pkgutil
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Mapping
 
 from coloc.sim.job import Job
 from coloc.sim.queue import fifo_key
 
 _REGISTRY: dict[str, Callable[..., "Policy"]] = {}
+_PRESETS: dict[str, dict] = {}  # a preset's name -> the parameters it sets
 KINDS = ("baseline", "predictive", "oracle")  # in the order tables and figures show them
 NEEDS = ("norm", "util", "truth")  # predicted pair norms, predicted utilization, the measured pairs
 
@@ -41,6 +52,7 @@ class Policy:
     period_s: float | None = None
     shares_gpus = True         # False: never co-locates, so the cluster keeps no sharing index (and refuses it)
     max_jobs_per_gpu: int | None = None  # the policy's own limit; None: the cluster's cap (memory decides below it)
+    parameters: Mapping[str, object] = {}  # what a config entry may set: {constructor keyword: type or values}
 
     def queue_key(self, job: Job) -> tuple:
         return fifo_key(job)
@@ -72,8 +84,9 @@ def _has(predictions, what: str) -> bool:
     return predictions.has_util() if what == "util" else predictions.has_norm()
 
 
-def register(name: str):
-    """Class decorator: make `name` available to `get`; checks the declared kind and needs."""
+def register(name: str, **preset):
+    """Class decorator: make `name` available to `get`; checks the declared kind, needs and parameters. With
+    `preset` parameters, `name` is the class with those set (e.g. an ablation), its other parameters as declared."""
     def wrap(factory):
         if name in _REGISTRY:
             raise ValueError(f"policy {name!r} registered twice")
@@ -81,20 +94,93 @@ def register(name: str):
         if factory.kind not in KINDS or bad:
             raise ValueError(f"policy {name!r}: kind {factory.kind!r} and needs {bad} must be among "
                              f"{KINDS} and {NEEDS}")
+        _check_declared(name, factory)
+        problems = _problems(name, factory.parameters, preset)
+        if problems:
+            raise ValueError(f"preset {name!r}: " + "; ".join(problems))
         _REGISTRY[name] = factory
+        if preset:
+            _PRESETS[name] = dict(preset)
         return factory
     return wrap
 
 
+def _check_declared(name: str, factory) -> None:
+    """Each declared parameter is a keyword of the constructor and declares a type, a union or allowed values."""
+    if not factory.parameters:
+        return
+    signature = inspect.signature(factory)
+    takes_any = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
+    for key, expected in factory.parameters.items():
+        if key not in signature.parameters and not takes_any:
+            raise ValueError(f"policy {name!r} declares parameter {key!r}, which its constructor "
+                             f"{factory.__name__}{signature} does not take")
+        if not isinstance(expected, (type, types.UnionType, tuple)) or expected == ():
+            raise ValueError(f"policy {name!r}: parameter {key!r} declared as {expected!r}; expected a type, "
+                             f"a union such as int | None, or a tuple of the values allowed")
+
+
 def get(name: str, **params) -> Policy:
-    """A new policy instance by registered name (a policy that needs "truth" takes `truth=`, a GroundTruth)."""
+    """A new policy instance by registered name (a policy that needs "truth" takes `truth=`, a GroundTruth); a
+    preset's parameters are set first."""
     factory = _factory(name)
     if "truth" in factory.needs and params.get("truth") is None:
         raise ValueError(f"policy {name!r} (kind {factory.kind!r}, an upper bound) needs the measured pairs: "
                          f"give truth=<GroundTruth>")
-    policy = factory(**params)
+    policy = factory(**_PRESETS.get(name, {}), **params)
     policy.name = name
     return policy
+
+
+def parameters(name: str) -> dict[str, object]:
+    """The parameters a config entry of policy `name` may set: its class's declared ones, less those its preset
+    sets."""
+    preset = _PRESETS.get(name, {})
+    return {k: v for k, v in _factory(name).parameters.items() if k not in preset}
+
+
+def parameter_problems(name: str, params: Mapping) -> list[str]:
+    """Why `params` do not fit registered policy `name` (empty if they do): each parameter it does not declare, or
+    whose value is not of the declared type or among the allowed values, named with what was expected."""
+    return _problems(name, parameters(name), params, _PRESETS.get(name, {}))
+
+
+def _problems(name: str, declared: Mapping, params: Mapping, preset: Mapping | None = None) -> list[str]:
+    problems = []
+    for key, value in params.items():
+        if key in (preset or {}):
+            problems.append(f"policy {name!r} is a preset that sets {key}={preset[key]!r}; a parameter it sets "
+                            f"cannot be given")
+        elif key not in declared:
+            takes = ", ".join(f"{k} ({expectation(v)})" for k, v in declared.items()) or "none"
+            problems.append(f"policy {name!r} has no parameter {key!r}; it takes: {takes}")
+        elif not fits(value, declared[key]):
+            problems.append(f"policy {name!r}: parameter {key!r} = {value!r}; expected {expectation(declared[key])}")
+    return problems
+
+
+def fits(value, expected) -> bool:
+    """Whether `value` is what a declaration `expected` allows (a bool is no number; an int is a float)."""
+    if isinstance(expected, tuple):
+        return any(value == v and type(value) is type(v) for v in expected)
+    allowed = expected.__args__ if isinstance(expected, types.UnionType) else (expected,)
+    for kind in allowed:
+        if kind is type(None) and value is None or kind is bool and isinstance(value, bool):
+            return True
+        if kind in (int, float) and isinstance(value, bool):
+            continue
+        if isinstance(value, kind) or kind is float and isinstance(value, int):
+            return True
+    return False
+
+
+def expectation(expected) -> str:
+    """A declaration in words: 'a number', 'an integer or null', "one of ['sjf', 'fifo']"."""
+    if isinstance(expected, tuple):
+        return f"one of {list(expected)}"
+    words = {int: "an integer", float: "a number", bool: "true or false", str: "text", type(None): "null"}
+    allowed = expected.__args__ if isinstance(expected, types.UnionType) else (expected,)
+    return " or ".join(words.get(kind, kind.__name__) for kind in allowed)
 
 
 def names() -> list[str]:

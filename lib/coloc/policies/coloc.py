@@ -50,6 +50,8 @@ from coloc.sim.queue import fifo_key
 class JctPack(PackingSearch):
     kind = "predictive"
     needs = ("norm",)
+    parameters = {"order": ("sjf", "fifo"), "risk": float, "min_combined": float, "wait_rule": bool,
+                  "lookahead": int | None, "max_jobs_per_gpu": int}  # what a config entry may set
 
     def __init__(self, order: str = "sjf", risk: float = 1.0, min_combined: float = 1.0,
                  wait_rule: bool = True, lookahead: int | None = 128, max_jobs_per_gpu: int = 2):
@@ -196,13 +198,6 @@ class JctPack(PackingSearch):
 
 
 @register("coloc")
+@register("coloc-fifo", order="fifo")  # the same rule in FIFO order (ablation: how much comes from reordering)
 class Coloc(JctPack):
     """Risk-averse, JCT-aware packing, shortest remaining time first."""
-
-
-@register("coloc-fifo")
-class ColocFifo(JctPack):
-    """The same packing rule in FIFO order (ablation: how much comes from reordering)."""
-
-    def __init__(self, order: str = "fifo", **params):
-        super().__init__(order=order, **params)

@@ -55,11 +55,6 @@ class PredictedEnds:
         """Running jobs as last read (by `refresh`)."""
         return len(self._slot)
 
-    def sorted_at(self, view) -> np.ndarray:
-        """Predicted times until each running job ends, at view.now, ascending."""
-        self.refresh(view)
-        return np.sort(self.kept_times(view.now))
-
     def refresh(self, view) -> None:
         """Read again the jobs the view logged as changed since the last look."""
         for job_id in view.changed_jobs:

@@ -6,14 +6,17 @@ from coloc.sim.job import Job
 
 
 @register("fifo")
+@register("fifo-blocking", backfill=False)
 class Fifo(Policy):
     """First come, first served on whole GPUs.
 
-    backfill=True lets a later job start when the head does not fit (the
-    Kubernetes default scheduler tries every pending pod); False blocks.
+    backfill=True lets a later job start when the head does not fit (the Kubernetes default scheduler tries every
+    pending pod). False, the preset ``fifo-blocking``, is the FIFO baseline of the Horus authors' simulator: its
+    ``schedule_fifo`` tries only the head of the queue, and when the head fits nowhere nothing starts.
     """
 
     shares_gpus = False
+    parameters = {"backfill": bool}
 
     def __init__(self, backfill: bool = True):
         self.backfill = backfill
@@ -24,16 +27,6 @@ class Fifo(Policy):
             job = queue.best(cluster.max_free()) if self.backfill else queue.best()
             if job is None or not place_exclusive(view, job):
                 return
-
-
-@register("fifo-blocking")
-class BlockingFifo(Fifo):
-    """First come, first served on whole GPUs, the head of the queue blocking the rest: the FIFO baseline of the Horus
-    authors' simulator (its ``schedule_fifo`` tries only the head; when the head fits nowhere, nothing starts), where
-    coloc's ``fifo`` lets a later job start past a head that does not fit."""
-
-    def __init__(self):
-        super().__init__(backfill=False)
 
 
 @register("sjf")

@@ -10,7 +10,7 @@
 * ``xdevice``: leave one device out (train on the other GPU types, test on it); training
   holds no pair or solo row of that device.
 * ``xdataset``: leave one data source out: the tables' ``source`` column names each row's source (Gavel,
-  Lucid: :func:`coloc.predict.stage.cross_tables`); train on the devices of the other sources, test on the
+  Lucid: :func:`coloc.datasets.gavel_lucid.cross_tables`); train on the devices of the other sources, test on the
   held-out one's (Gavel's three GPUs -> the RTX 3090, and the reverse). ``xdevice`` with devices grouped by source.
 * ``lofo-probe-<k>`` / ``lojo-probe-<k>`` (k >= 0; the runs use 0, 1, 2, 3, 5): ``lofo`` / ``lojo``
   where each held-out job type was *probed*: on every device, its pairs with k reference

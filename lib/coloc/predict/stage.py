@@ -1,10 +1,10 @@
 """The predictors stage: one (dataset, protocol) run, its output files, and the gather over all of them.
 
-A dataset is one source of solo and pair tables: ``gavel`` (Gavel's measurements, optionally
-restricted to some families) or ``profiled`` (the tables the profiling stage measured on this
-machine). :func:`run_protocol` evaluates every configured model under one protocol (a
-protocol that does not apply to the data gives empty tables and the reason);
-:func:`write_outputs` writes its four files; :func:`gather_scores`, :func:`summary` and
+A dataset is one source of solo and pair tables, registered in :mod:`coloc.datasets` (Gavel's measurements,
+optionally restricted to some families, the tables the profiling stage measured on this machine, Lucid's, the
+cross pair of Gavel's and Lucid's) or a user's own (``user-<name>``). :func:`run_protocol` evaluates every
+configured model under one protocol (a protocol that does not apply to the data gives empty tables and the
+reason); :func:`write_outputs` writes its four files; :func:`gather_scores`, :func:`summary` and
 :func:`target_check` make the stage's tables from every run's files.
 """
 
@@ -15,7 +15,8 @@ import json
 import numpy as np
 import pandas as pd
 
-from coloc.datasets import family_of, save_table
+from coloc import datasets
+from coloc.datasets import family_of, save_table, user
 from coloc.devices import device_table, unknown_text
 from coloc.stats import mean_ci
 from coloc.predict.base import Tables, predict_pairs
@@ -25,16 +26,12 @@ from coloc.predict.protocols import ProtocolSkipped, probe_protocol
 from coloc.predict.references import PROBE_WINDOW_S
 from coloc.predict.registry import check_options, make_predictor, split_options
 
-DATASETS = ("gavel", "profiled", "lucid", "gavel-lucid")
-# Where the workflow keeps each dataset's solo and pairs tables, and the files of one (dataset, protocol) run.
-# lucid: Lucid's RTX 3090 measurements (coloc.lucid); gavel-lucid: Gavel's and Lucid's tables of the families both
-# measured in pairs (cross_tables), for the cross-dataset protocol only.
-DATASET_FOLDERS = {"gavel": "data/processed", "profiled": "data/processed/profiled", "lucid": "data/processed/lucid",
-                   "gavel-lucid": "data/processed/gavel-lucid"}
-CROSS_DATASET, CROSS_PROTOCOL = "gavel-lucid", "xdataset"
-# Users' own measurements (config datasets.user.<name>; coloc.datasets.load_user) are dataset "user-<name>".
-USER_PREFIX = "user-"
-USER_FOLDER = "data/processed/user/{name}"
+# The datasets are coloc.datasets's registered ones, in its order; the workflow keeps each one's solo and pairs
+# tables in its Dataset.folder. Users' own measurements (config datasets.user.<name>; coloc.datasets.user) are
+# dataset "user-<name>". A cross dataset (a Dataset with parts: gavel-lucid, Gavel's and Lucid's tables of the
+# families both measured in pairs) runs the cross-dataset protocol only, and only it runs that protocol.
+CROSS_PROTOCOL = "xdataset"
+USER_PREFIX = user.PREFIX
 RUN_FILES = {
     "predictions": "data/processed/predictions/{dataset}/{protocol}.parquet",  # out-of-fold pair predictions
     "utilization": "data/processed/utilization/{dataset}/{protocol}.parquet",  # out-of-fold utilization
@@ -51,8 +48,8 @@ def run_file(kind: str, dataset: str, protocol: str, protocols) -> str:
     """
     if kind not in RUN_FILES:
         raise ValueError(f"predictor file kind {kind!r}; expected one of {sorted(RUN_FILES)}")
-    if dataset not in DATASETS and not is_user(dataset):
-        raise ValueError(f"dataset {dataset!r}; expected one of {list(DATASETS)} or {USER_PREFIX}<name>")
+    if dataset not in datasets.names() and not is_user(dataset):
+        raise ValueError(f"dataset {dataset!r}; expected one of {datasets.names()} or {USER_PREFIX}<name>")
     if protocol not in protocols:
         raise ValueError(f"protocol {protocol!r} is not among predictors.protocols {list(protocols)}: "
                          f"the predictors stage makes no {kind} file for it")
@@ -65,7 +62,8 @@ def dataset_protocols(dataset: str, protocols, only=None) -> list[str]:
     every other dataset; ``only`` (config ``predictors.dataset_protocols``: dataset -> protocols) keeps, for a
     dataset it names, those of them it lists (the default run's time). ValueError for a listed protocol that is
     not configured."""
-    runs = [p for p in protocols if (p == CROSS_PROTOCOL) == (dataset == CROSS_DATASET)]
+    cross = bool(datasets.get(dataset).parts)
+    runs = [p for p in protocols if (p == CROSS_PROTOCOL) == cross]
     if only and dataset in only:
         unknown = [p for p in only[dataset] if p not in protocols]
         if unknown:
@@ -75,34 +73,12 @@ def dataset_protocols(dataset: str, protocols, only=None) -> list[str]:
     return runs
 
 
-def cross_tables(first: tuple[pd.DataFrame, pd.DataFrame], second: tuple[pd.DataFrame, pd.DataFrame],
-                 names=("gavel", "lucid")) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(solo, pairs) of two sources together, each row's ``source`` named, restricted to the families both
-    measured in pairs (Gavel's and Lucid's: resnet18 and lm); their solo rows of those families too.
-
-    The cross-dataset protocol (``xdataset``, :mod:`coloc.predict.protocols`) trains on one source's devices and
-    predicts the other's. Columns one source lacks (Lucid's measured utilization) are NaN on the other's rows.
-    """
-    def families(pairs):
-        return set(pairs["workload_a"].map(family_of)) | set(pairs["workload_b"].map(family_of))
-
-    shared = families(first[1]) & families(second[1])
-    solos, pairs = [], []
-    for name, (solo, pair) in zip(names, (first, second)):
-        solos.append(solo[solo["workload"].map(family_of).isin(shared)].assign(source=name))
-        keep = pair["workload_a"].map(family_of).isin(shared) & pair["workload_b"].map(family_of).isin(shared)
-        pairs.append(pair[keep].assign(source=name))
-    return pd.concat(solos, ignore_index=True), pd.concat(pairs, ignore_index=True)
-
-
-def is_user(dataset: str) -> bool:
-    """Whether ``dataset`` names a user's own source (``user-<name>``)."""
-    return str(dataset).startswith(USER_PREFIX) and len(str(dataset)) > len(USER_PREFIX)
+is_user = user.is_user
 
 
 def dataset_folder(dataset: str) -> str:
-    """Where the workflow keeps ``dataset``'s solo and pairs tables."""
-    return USER_FOLDER.format(name=dataset[len(USER_PREFIX):]) if is_user(dataset) else DATASET_FOLDERS[dataset]
+    """Where the workflow keeps ``dataset``'s solo and pairs tables (KeyError for an unknown dataset)."""
+    return datasets.get(dataset).folder
 
 
 def load_tables(workloads_path, solo_path, pairs_path, families=None) -> Tables:
@@ -187,21 +163,9 @@ def usable_models(tables: Tables, models: dict, kind: str) -> tuple[dict, list[s
 
 
 def source_label(dataset: str, devices, families=()) -> str:
-    """The data source as figures and tables name it, e.g. "Gavel (measured, K80/P100/V100)"."""
-    devices = sorted(set(devices))
-    if dataset == "gavel":
-        label = f"Gavel (measured, {'/'.join(d.upper() for d in devices)})"
-        return label + (f", families {', '.join(families)} only" if families else "")
-    if dataset == "profiled":
-        return f"profiled on {', '.join(devices)}"
-    if dataset == "lucid":
-        label = f"Lucid (measured, {'/'.join(d.upper() for d in devices)})"
-        return label + (f", families {', '.join(families)} only" if families else "")
-    if dataset == CROSS_DATASET:
-        return f"Gavel (K80/P100/V100) and Lucid (RTX3090), the families both measured in pairs"
-    if is_user(dataset):
-        return f"user data {dataset[len(USER_PREFIX):]!r} (measured, {'/'.join(devices)})"
-    raise KeyError(f"unknown dataset {dataset!r}; expected one of {DATASETS}")
+    """The data source as figures and tables name it, e.g. "Gavel (measured, K80/P100/V100)" (the dataset's
+    :attr:`~coloc.datasets.Dataset.label`); KeyError for an unknown dataset."""
+    return datasets.get(dataset).label(devices, families)
 
 
 def describe(tables: Tables) -> str:
@@ -333,7 +297,7 @@ def _seed_interval(values: np.ndarray) -> tuple[float, float]:
 TARGET_COLUMNS = ["dataset", "protocol", "target_MAPE", "best_predictor", "MAPE", "seeds", "meets"]
 
 
-def target_check(summary_table: pd.DataFrame, targets: dict, dataset: str = "gavel") -> pd.DataFrame:
+def target_check(summary_table: pd.DataFrame, targets: dict, dataset: str = datasets.DEFAULT) -> pd.DataFrame:
     """Whether the best predictor of ``dataset`` meets each protocol's MAPE target (%).
 
     One row per target; a protocol that was not run has no best predictor and ``meets`` False. Only out-of-fold
@@ -376,7 +340,7 @@ def probe_table(scores_table: pd.DataFrame, window_s: float = PROBE_WINDOW_S) ->
     return out[PROBE_COLUMNS].sort_values(["dataset", "base", "scope", "key", "predictor", "k"]).reset_index(drop=True)
 
 
-def probe_mape(probe: pd.DataFrame, dataset: str = "gavel", base: str = "lofo") -> pd.DataFrame:
+def probe_mape(probe: pd.DataFrame, dataset: str = datasets.DEFAULT, base: str = "lofo") -> pd.DataFrame:
     """The MAPE table by k: rows (predictor, k), columns "all" and each device (mean over seeds)."""
     part = probe[(probe["dataset"] == dataset) & (probe["base"] == base)]
     if part.empty:

@@ -303,15 +303,6 @@ class Cluster:
         """Most idle GPUs on any one device type."""
         return self._most_free
 
-    def first_free(self, device: str) -> int | None:
-        """The lowest-numbered idle GPU of `device`; None if none is idle (walks the device's nodes in order)."""
-        if not self.free_count[device]:
-            return None
-        for node, free in enumerate(self.node_free):
-            if free and self.node_device[node] == device:
-                return min(free)
-        raise CapacityError(f"free count of {device} says {self.free_count[device]} but no node has an idle GPU")
-
     def lowest_free_node(self, device: str) -> int | None:
         """The lowest-numbered node of `device` with an idle GPU; None if none (from the nodes-by-idle-count index:
         the first node of each non-empty count, no walk over the nodes)."""

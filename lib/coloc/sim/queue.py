@@ -95,16 +95,6 @@ class JobQueue:
         bucket = self._buckets.get(num_gpus)
         return None if bucket is None else bucket.first_after(entry)
 
-    def next_after(self, entry: tuple | None, max_gpus: int) -> Job | None:
-        """First job in key order after `entry` (None: from the start) needing at most `max_gpus` GPUs."""
-        best_entry = None
-        for size, bucket in self._buckets.items():
-            if size <= max_gpus:
-                after = bucket.first_after(entry)
-                if after is not None and (best_entry is None or after < best_entry):
-                    best_entry = after
-        return None if best_entry is None else self._jobs[best_entry[-1]]
-
     def best(self, max_gpus: int | None = None) -> Job | None:
         """First job in key order needing at most `max_gpus` GPUs (any if None)."""
         best_entry = None
@@ -151,7 +141,3 @@ class JobQueue:
         """The first `k` jobs in key order."""
         heads = [entry for bucket in self._buckets.values() for entry in bucket.head(k)]
         return [self._jobs[entry[-1]] for entry in sorted(heads)[:k]]  # (a few buckets: one sort beats a merge)
-
-    def sizes(self) -> list[int]:
-        """GPU counts that have queued jobs."""
-        return list(self._buckets)

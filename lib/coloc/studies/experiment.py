@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from coloc import policies
+from coloc import datasets, policies
+from coloc.policies.entry import PolicyEntry
 from coloc.sim import metrics, traces
 from coloc.sim.cluster import ClusterSpec
 from coloc.sim.engine import SimResult, simulate
@@ -23,15 +24,15 @@ class RunConfig:
     policies try the device types in this order).
     load: the Philly load factor / Poisson offered load; interval_s: seconds between testbed arrival
     groups; NaN where the trace does not use it. predictor_norm / predictor_util: the predictors the
-    run reads (after a '~' override of the policy, see :func:`parse_policy`). dataset: the measured data whose
-    pairs are the run's truth (:data:`TRUTHS`), and whose predictions the policies read. world: the interference
-    world of the truth (coloc.sim.interference.parse_world: 'measured', 'flat:<s>', 'none'); memory fit stays the
-    dataset's measured one in every world. max_jobs_per_gpu: the most jobs any policy may put on a GPU; None: no
-    cap but memory (each policy's own limit still applies).
+    run reads (after a '~' override of the policy, coloc.policies.entry.PolicyEntry.predictors). dataset: the
+    measured data whose pairs are the run's truth (:func:`truth_name`), and whose predictions the policies read. world:
+    the interference world of the truth (coloc.sim.interference.parse_world: 'measured', 'flat:<s>', 'none'); memory
+    fit stays the dataset's measured one in every world. max_jobs_per_gpu: the most jobs any policy may put on a
+    GPU; None: no cap but memory (each policy's own limit still applies).
     """
 
     trace: str
-    policy: str
+    policy: str  # the policy's entry (coloc.policies.entry): its label in every table
     seed: int
     cluster: str
     load: float = math.nan
@@ -43,7 +44,7 @@ class RunConfig:
     protocol: str = ""
     predictor_norm: str = ""
     predictor_util: str = ""
-    dataset: str = "gavel"
+    dataset: str = datasets.DEFAULT
     world: str = "measured"
 
     def __post_init__(self):
@@ -56,41 +57,10 @@ class RunConfig:
                                  max_jobs_per_gpu=self.max_jobs_per_gpu)
 
 
-def parse_policy(policy: str, default_norm: str = "", default_util: str = "") -> tuple[str, str, str]:
-    """'<name>[~<predictor>][@<protocol>]' -> (name, pair predictor, utilization predictor).
-
-    The '~' predictor replaces the pair predictor (default_norm), or, for a policy that reads
-    utilization only (horus), the utilization predictor (default_util):
-    'coloc~lgbm' -> ('coloc', 'lgbm', default_util); 'horus~horus-implied' -> ('horus', default_norm,
-    'horus-implied'); 'fifo' -> ('fifo', default_norm, default_util). An '@<protocol>' suffix is
-    :func:`protocol_of`'s.
-    """
-    name, _, predictor = policy.partition("@")[0].partition("~")
-    if not predictor:
-        return name, default_norm, default_util
-    if overrides_util(name):
-        return name, default_norm, predictor
-    return name, predictor, default_util
-
-
-def protocol_of(policy: str, default: str) -> str:
-    """The protocol whose out-of-fold predictions a run of `policy` reads: the '@<protocol>' suffix of
-    '<name>[~<predictor>]@<protocol>' ('coloc@random5' -> 'random5'), else `default` (simulation.protocol)."""
-    _, at, protocol = policy.partition("@")
-    if at and not protocol:
-        raise ValueError(f"policy {policy!r}: an '@' names a protocol, e.g. 'coloc@random5'")
-    return protocol or default
-
-
-def overrides_util(name: str) -> bool:
-    """Whether a '~' on policy `name` names the utilization predictor: it reads utilization and no pair predictions."""
-    reads = policies.prediction_needs(name)
-    return "util" in reads and "norm" not in reads
-
-
 def prediction_files(policy: str) -> list[str]:
-    """Stems of the prediction files a run of `policy` reads ('predictions', 'utilization'), from its declared needs."""
-    return [FILES[kind] for kind in policies.prediction_needs(parse_policy(policy)[0])]
+    """Stems of the prediction files a run of policy entry `policy` reads ('predictions', 'utilization'), from its
+    declared needs."""
+    return [FILES[kind] for kind in policies.prediction_needs(PolicyEntry.parse(policy).name)]
 
 
 # The pseudo-protocol '<policy>@profiled-pairs': the paper's assumption (ISACPP's) that every pair was profiled
@@ -122,7 +92,8 @@ def load_predictions(config: RunConfig, predictions_path: str | Path | None,
     its protocol ('coloc@random5') reads only files named after it (the predictors stage's
     ``<protocol>.parquet``), so that a run is never labelled with one protocol and fed another's.
     """
-    name = parse_policy(config.policy)[0]
+    entry = PolicyEntry.parse(config.policy)
+    name = entry.name
     declared = policies.info(name)
     if not policies.prediction_needs(name):
         return None
@@ -148,7 +119,7 @@ def load_predictions(config: RunConfig, predictions_path: str | Path | None,
             raise FileNotFoundError(f"policy {config.policy!r} {role} the out-of-fold {what} predictions file "
                                     f"{str(path or '')!r}, which does not exist")
         own = expected[FILES[what]]
-        if "@" in config.policy and Path(path).stem != own:
+        if entry.protocol and Path(path).stem != own:
             raise ValueError(f"policy {config.policy!r} reads {own!r} predictions, but its {what} file "
                              f"{str(path)!r} is not <folder>/{own}.parquet")
         chosen[what] = path
@@ -161,24 +132,26 @@ def load_predictions(config: RunConfig, predictions_path: str | Path | None,
 
 
 def make_policy(policy: str, truth: GroundTruth, params: dict | None = None):
-    """The policy of a run ('<name>' or '<name>~<predictor>'); only a policy that declares the need
-    "truth" (the oracle, an upper bound) is given the measured pairs."""
-    name = parse_policy(policy)[0]
-    extra = {"truth": truth} if "truth" in policies.info(name)["needs"] else {}
-    made = policies.get(name, **extra, **(params or {}))
+    """The policy of a run, from its entry ('<name>[(<param>=<value>,...)][~<predictor>][@<protocol>]',
+    coloc.policies.entry) with the entry's parameters (ValueError for one it does not declare, or of the wrong
+    type) and `params` (what a study sets, e.g. coloc-probe's probes), named by the entry; only a policy that
+    declares the need "truth" (the oracle, an upper bound) is given the measured pairs."""
+    entry = PolicyEntry.parse(policy)
+    problems = policies.parameter_problems(entry.name, entry.param_dict())
+    if problems:
+        raise ValueError(f"policy entry {policy!r}: " + "; ".join(problems))
+    extra = {"truth": truth} if "truth" in policies.info(entry.name)["needs"] else {}
+    made = policies.get(entry.name, **extra, **entry.param_dict(), **(params or {}))
     made.name = policy
     return made
 
 
-TRUTHS = {"gavel": "Gavel", "lucid": "Lucid, RTX 3090"}  # a scenario's dataset -> the name of its measured data
-
-
 def truth_name(dataset: str, world: str = "measured") -> str:
-    """The label of a dataset's truth in `world`: 'measured (Gavel)', 'flat 20% (Gavel's memory fit)', ...;
-    ValueError naming the known datasets."""
-    if dataset not in TRUTHS:
-        raise ValueError(f"simulation dataset {dataset!r}: expected one of {sorted(TRUTHS)}")
-    return world_label(world, TRUTHS[dataset])
+    """The label of a dataset's truth in `world` (its :attr:`coloc.datasets.Dataset.truth`): 'measured (Gavel)',
+    'flat 20% (Gavel's memory fit)', ...; ValueError naming the datasets the simulator runs on."""
+    if dataset not in datasets.simulated():
+        raise ValueError(f"simulation dataset {dataset!r}: expected one of {sorted(datasets.simulated())}")
+    return world_label(world, datasets.get(dataset).truth)
 
 
 def cluster_workloads(truth: GroundTruth, spec: ClusterSpec, reference_device: str) -> list[str]:
@@ -194,7 +167,7 @@ def cluster_workloads(truth: GroundTruth, spec: ClusterSpec, reference_device: s
 
 def run(config: RunConfig, trace_spec: dict, solo: pd.DataFrame, pairs: pd.DataFrame,
         trace_table: pd.DataFrame | None, predictions: Predictions | None = None,
-        policy_params: dict | None = None, truth: GroundTruth | None = None
+        truth: GroundTruth | None = None
         ) -> tuple[SimResult, pd.DataFrame, pd.DataFrame]:
     """Build the trace, simulate, and return (result, the jobs table, a one-row summary).
 
@@ -221,7 +194,7 @@ def run(config: RunConfig, trace_spec: dict, solo: pd.DataFrame, pairs: pd.DataF
     if predictions is not None and predictions.has_norm():
         for device, _ in spec.devices:
             predictions.require_pairs(truth, device, trace["workload"].unique())
-    policy = make_policy(config.policy, truth, policy_params)
+    policy = make_policy(config.policy, truth)
     result = simulate(trace, truth, policy, spec, predictions, config.restart_cost_s, config.seed)
     keys = {"trace": config.trace, "seed": config.seed, "cluster": config.cluster, "gpus": spec.total_gpus,
             "load": config.load, "interval_s": config.interval_s, "world": config.world}

@@ -30,6 +30,8 @@ from pathlib import Path
 import pandas as pd
 
 import coloc
+from coloc import datasets
+from coloc.policies.entry import PolicyEntry
 from coloc.studies import experiment
 from coloc.sim.cluster import ClusterSpec
 from coloc.sim.interference import GroundTruth
@@ -40,17 +42,15 @@ TABLES = ("summary", "jobs", "utilization")
 SETTINGS = ("reference_device", "max_jobs_per_gpu", "restart_cost_s", "protocol", "predictor_norm",
             "predictor_util", "util_bin_s", "world")  # the simulation section's keys shared by every scenario
 SOURCE_SWEEPS = {"philly": ("load", "gpus"), "poisson": ("load", "gpus"), "testbed": ("interval_s", "gpus")}
-# a scenario's measured data -> its reference device (None: simulation.reference_device) and its device types
-DATASETS = {"gavel": {"reference_device": None, "devices": ("k80", "p100", "v100")},
-            "lucid": {"reference_device": "rtx3090", "devices": ("rtx3090",)}}
 SPEC_SETTINGS = ("max_jobs_per_gpu", "predictor_norm", "predictor_util", "util_bin_s", "world")  # a spec's own
 
 
 def dataset_of(spec: Mapping) -> str:
-    """The scenario's measured data (``dataset``, default gavel); ValueError for one the simulator lacks."""
-    dataset = spec.get("dataset", "gavel")
-    if dataset not in DATASETS:
-        raise ValueError(f"scenario dataset {dataset!r}: expected one of {sorted(DATASETS)}")
+    """The scenario's measured data (``dataset``, default :data:`coloc.datasets.DEFAULT`): a registered dataset
+    the simulator runs on (:func:`coloc.datasets.simulated`); ValueError for another."""
+    dataset = spec.get("dataset", datasets.DEFAULT)
+    if dataset not in datasets.simulated():
+        raise ValueError(f"scenario dataset {dataset!r}: expected one of {sorted(datasets.simulated())}")
     return dataset
 
 
@@ -59,7 +59,7 @@ def settings_of(spec: Mapping, settings: Mapping) -> dict:
     its own values of :data:`SPEC_SETTINGS` where it sets them."""
     out = {"world": "measured", **settings}
     out.update({key: spec[key] for key in SPEC_SETTINGS if key in spec})
-    reference = DATASETS[dataset_of(spec)]["reference_device"]
+    reference = datasets.get(dataset_of(spec)).reference_device
     if reference is not None:
         out["reference_device"] = reference
     return out
@@ -127,8 +127,9 @@ def run_config(policy: str, spec: Mapping, settings: Mapping, point: Point) -> e
     load = value.get("load", trace.get("load", 1.0)) if source != "testbed" else math.nan
     interval = value.get("interval_s", trace.get("interval_s", 0.0)) if source == "testbed" else math.nan
     gpus = int(point.point) if point.sweep == "gpus" else None
-    _, norm, util = experiment.parse_policy(policy, settings["predictor_norm"], settings["predictor_util"])
-    protocol = experiment.protocol_of(policy, settings["protocol"])
+    entry = PolicyEntry.parse(policy)
+    norm, util = entry.predictors(settings["predictor_norm"], settings["predictor_util"])
+    protocol = entry.protocol_or(settings["protocol"])
     if protocol == experiment.PROFILED_PAIRS:
         norm = experiment.PROFILED_PAIRS  # (no pair predictor: the truth's pairs, the paper's assumption)
     return experiment.RunConfig(

@@ -24,8 +24,8 @@ class Entry:
     recipe: Callable[[bool], Recipe]   # reduced -> Recipe
     source: str                        # "gavel", "study" or "lucid"
     description: str
-    # Lucid's RTX 3090 measurements (coloc.lucid): the batch sizes it measured (job types even where batch_sizes
-    # lacks them; they are not Gavel's), and those it also measured with automatic mixed precision (job type
+    # Lucid's RTX 3090 measurements (coloc.datasets.lucid): the batch sizes it measured (job types even where
+    # batch_sizes lacks them; they are not Gavel's), and those it also measured with automatic mixed precision (job type
     # <family>-<dataset>-b<batch>-amp: the same model trained under autocast, see coloc.features)
     lucid_batches: tuple[int, ...] = ()
     amp_batches: tuple[int, ...] = ()

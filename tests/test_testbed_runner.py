@@ -1,6 +1,6 @@
-"""The testbed runner with real training processes (tiny jobs: batch 1, one thread per core set), and the
-comparison's arithmetic. Each real run takes a few seconds; the fork server's start (it imports torch) comes
-first, once per test process."""
+"""The testbed runner with real training processes (tiny jobs: batch 1, one thread per core set); the
+comparison's arithmetic is in test_testbed_compare. Each real run takes a few seconds; the fork server's start
+(it imports torch) comes first, once per test process."""
 
 import json
 import subprocess
@@ -10,12 +10,11 @@ import time
 from pathlib import Path
 
 import pandas as pd
-import yaml
 import psutil
 import pytest
 
 from coloc import policies
-from coloc.testbed import compare, devices, runner, trace
+from coloc.testbed import devices, runner
 
 A, B = "squeezenet-cifar10-b32", "recommendation-ml20m-b512"
 TINY = runner.Settings(batch_size=1, measure_steps=2, poll_s=0.05, restart_cost_s=0.5)
@@ -205,99 +204,3 @@ def test_a_killed_runner_leaves_no_process_and_its_run_is_refused_after(tmp_path
         runner.run(trace, policy("fifo"), devices.parse("cpu:1"),
                    runner.profile_of(solo[solo["workload"] == A], pairs.iloc[:1], solo["device"][0]), None, log,
                    runner.Settings(batch_size=1))
-
-
-# ----- no processes: the trace, the predictions, the comparison ---------------------------------------------------
-def test_the_trace_turns_seconds_into_whole_iterations_the_same_for_a_seed():
-    made = trace.make([A, B], 6, {A: 4.0, B: 2.0}, 1.0, 4.0, seed=3)
-    assert made.equals(trace.make([A, B], 6, {A: 4.0, B: 2.0}, 1.0, 4.0, seed=3))
-    assert sorted(made["workload"].value_counts().tolist()) == [3, 3] and (made["submit_time"] == 0).all()
-    rate = made["workload"].map({A: 4.0, B: 2.0})
-    assert (made["duration"] == made["iterations"] / rate).all()
-    assert made["duration"].between(1.0 - 0.5 / 2.0, 4.0 + 0.5 / 2.0).all()  # rounding: half an iteration
-    with pytest.raises(ValueError, match=r"job types \['x'\] have no solo throughput"):
-        trace.make([A, "x"], 2, {A: 1.0}, 1.0, 2.0)
-
-
-def test_a_pair_prediction_never_sees_its_own_measurement():
-    base = pd.DataFrame({"device": "d", "workload_a": ["a", "a", "a", "b", "b", "c"],
-                         "workload_b": ["a", "b", "c", "b", "c", "c"], "norm_a": [.5, .6, .7, .4, .8, .9],
-                         "norm_b": [.5, .3, .2, .4, .6, .9], "feasible": True})
-    changed = base.copy()
-    changed.loc[1, ["norm_a", "norm_b"]] = [0.05, 0.99]  # the pair (a, b) measured otherwise
-    before, after = compare.out_of_fold_norms(base), compare.out_of_fold_norms(changed)
-    assert before[("d", "a", "b")] == after[("d", "a", "b")] and before[("d", "b", "a")] == after[("d", "b", "a")]
-    assert before[("d", "a", "c")] != after[("d", "a", "c")]  # the other pairs' fits do see it
-
-
-def test_the_comparison_table_by_hand():
-    real = {"p": pd.DataFrame({"job_id": [0, 1], "workload": "w", "jct": [10.0, 20.0], "submit_time": 0.0,
-                               "finish_time": [10.0, 20.0]}),
-            "q": pd.DataFrame({"job_id": [0, 1], "workload": "w", "jct": [12.0, 30.0], "submit_time": 0.0,
-                               "finish_time": [12.0, 30.0]})}
-    sims = {"sim": {"p": pd.DataFrame({"job_id": [0, 1], "jct": [11.0, 16.0], "submit_time": 0.0,
-                                       "finish_time": [11.0, 16.0]}),
-                    "q": pd.DataFrame({"job_id": [0, 1], "jct": [6.0, 30.0], "submit_time": 0.0,
-                                       "finish_time": [6.0, 30.0]})}}
-    table = compare.table(real, sims).set_index("policy")
-    assert table.loc["p", "jct_mean_error"] == pytest.approx(13.5 / 15 - 1)
-    assert table.loc["p", "makespan_error"] == pytest.approx(16 / 20 - 1)
-    assert table.loc["p", "ratio_median"] == pytest.approx((1.1 + 0.8) / 2)
-    assert table.loc["q", "ratio_p10"] == pytest.approx(0.5 + 0.1 * 0.5)
-    assert table.loc[["p", "q"], "rank_real"].tolist() == [1, 2]
-    assert table.loc[["p", "q"], "rank_sim"].tolist() == [1, 2]
-    assert compare.disagreements(compare.table(real, sims)) == []
-    sims["sim"]["q"]["jct"] = [5.0, 10.0]
-    assert compare.disagreements(compare.table(real, sims)) == [
-        "sim: p vs q: real 15.0 s vs 21.0 s, simulated 13.5 s vs 7.5 s"]
-
-
-def test_devices_text_is_checked():
-    assert [d.cpus for d in devices.parse("cpu:2")] == [(0,), (1,)]
-    with pytest.raises(ValueError, match=r"testbed devices 'gpu:0': expected 'cpu:<sets>'"):
-        devices.parse("gpu:0")
-    with pytest.raises(ValueError, match=r"3 core sets of 1 cores need 3 cores; this process may use 2"):
-        devices.parse("cpu:3")
-
-
-@pytest.mark.slow
-def test_the_script_runs_profiles_replays_and_compares_two_policies(tmp_path):
-    """volcano fills device 0 up to the cap of 3 first: the set of three it forms is profiled and replayed."""
-    config = yaml.safe_load((ROOT / "config" / "testbed.yaml").read_text())
-    config["testbed"].update(devices="cpu:2", workloads=[A], n_jobs=3, min_s=0.3, max_s=0.6, batch_size=1,
-                             policies=["volcano", "coloc-online"],
-                             profiling={"repeats": 1, "warmup_s": 0.0, "window_s": 0.3, "min_iters": 2,
-                                        "timeout_s": 60})
-    path = tmp_path / "testbed.yaml"
-    path.write_text(yaml.safe_dump(config))
-    out = tmp_path / "out"
-    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "testbed.py"), "--config", str(path), "--out",
-                           str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    table = pd.read_csv(out / "comparison.csv")
-    assert sorted(table["replay"].unique()) == ["sim", "sim+startup", "sim-measured-sets"]
-    assert set(table["policy"]) == {"volcano", "coloc-online"} and (table["n_jobs"] == 3).all()
-    real = pd.read_csv(out / "real_jobs.csv")
-    assert len(real) == 6 and (real["jct"] > 0).all()
-    sim = table[table["replay"] == "sim"].set_index("policy")
-    assert sim.loc["volcano", "jct_mean_real"] == pytest.approx(real[real["policy"] == "volcano"]["jct"].mean())
-    assert (out / "jct_scatter.png").stat().st_size > 0
-    assert "| sim | volcano | 3 |" in (out / "comparison.md").read_text()
-    sets = pd.read_csv(out / "sets.csv")
-    assert set(sets["set"]) == {f"{A}+{A}+{A}"} and len(pd.read_csv(out / "extrapolation.csv")) == 3
-    again = subprocess.run([sys.executable, str(ROOT / "scripts" / "testbed.py"), "--config", str(path), "--out",
-                            str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert again.returncode == 0 and pd.read_csv(out / "real_jobs.csv").equals(real)  # read back, not run again
-
-
-def test_a_measured_set_of_three_replaces_the_product_of_its_pairs_and_only_it():
-    solo = pd.DataFrame({"device": "d", "workload": ["a", "b", "c"], "throughput": 1.0})
-    pairs = pd.DataFrame({"device": "d", "workload_a": ["a", "a", "a", "b", "b", "c"],
-                          "workload_b": ["a", "b", "c", "b", "c", "c"], "norm_a": [.5, .6, .7, .4, .8, .9],
-                          "norm_b": [.5, .3, .2, .4, .6, .9], "feasible": True})
-    sets = pd.DataFrame({"device": "d", "set": "a+b+c", "workload": ["a", "b", "c"], "partners": ["b+c", "a+c", "a+b"],
-                         "norm": [0.25, 0.2, 0.15], "feasible": True})
-    truth = compare.MeasuredSets(solo, pairs, sets, "d")
-    assert truth.norm("d", "a", ("c", "b")) == 0.25 and truth.norm("d", "c", ("a", "b")) == 0.15
-    assert truth.norm("d", "a", ("b", "b")) == pytest.approx(0.6 * 0.6)  # not measured: the product of pairs
-    assert truth.norm("d", "a", ("b",)) == 0.6 and truth.used_sets == {("d", "a", ("b", "c")), ("d", "c", ("a", "b"))}

@@ -1,4 +1,5 @@
-"""Lucid's RTX 3090 co-location measurements (Hu et al., ASPLOS 2023) as coloc's ``solo`` and ``pairs`` tables.
+"""Lucid's measured dataset: its RTX 3090 co-location measurements (Hu et al., ASPLOS 2023) as coloc's ``solo``
+and ``pairs`` tables.
 
 Two files of S-Lab-System-Group/Lucid (config ``sources.lucid_pairs`` / ``sources.lucid_solo``; S-Lab License
 1.0: non-commercial use and redistribution with the notice kept, commercial use needs the authors' permission):
@@ -19,7 +20,7 @@ Choices (docs/data.md; ARCHITECTURE.md, "Table contracts"):
 * **Normalized speeds above 1** (about a fifth of the values, up to 1.498) are kept as measured: they are
   measurement noise around 1 (a pair that does not slow a job), and clipping them would bias the pairs that do
   not interfere downwards; the simulator's truth uses norms as measured, as Lucid's own simulator uses
-  ``speedN``. Above :data:`coloc.datasets.MAX_NORM` (1.5, the bound every loader keeps) a row is refused.
+  ``speedN``. Above :data:`coloc.datasets.tables.MAX_NORM` (1.5, the bound every loader keeps) a row is refused.
 * **Unmeasured pairs are absent rows.** Lucid measured NeuMF with itself only, so the 208 pairs of the 4 NeuMF
   job types with the other 52 are not in the table: not measured is not "did not fit". ``feasible`` is True
   on every row (Lucid published no pair that failed to fit); code reading the table treats a missing pair as
@@ -35,10 +36,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from coloc import workloads
-from coloc.datasets import MAX_NORM, DataError
+from coloc.datasets import Dataset, measured_label
+from coloc.datasets.tables import MAX_NORM, DataError
 
 DEVICE = "rtx3090"
+LICENCE = "S-Lab License 1.0"  # non-commercial use and redistribution with the notice kept; commercial use: ask
+SOLO_ONLY = ("bert", "resnet50", "transformer")  # the families Lucid measured alone only
 MIB = 2**20
 # Lucid's (model, dataset) -> coloc's (family, dataset) of the zoo (coloc.workloads.lucid for the new ones)
 LUCID_JOB_TYPES = {
@@ -116,6 +119,8 @@ def _numbers(path: Path, raw: pd.DataFrame, column: str, expected: str, low: flo
 
 def _job_types(path: Path, raw: pd.DataFrame, suffix: str = "") -> pd.Series:
     """coloc's job type of each row's (model, dataset, batchsize, amp) columns (``suffix``: "1", "2" or "")."""
+    from coloc import workloads
+
     model, dataset = f"model{suffix}", f"dataset{suffix}"
     known = [(m, d) in LUCID_JOB_TYPES for m, d in zip(raw[model], raw[dataset])]
     _refuse(path, raw, ~np.array(known), model, f"one of Lucid's models with its dataset "
@@ -185,3 +190,15 @@ def summary(solo: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
         "device": DEVICE, "job_types": len(solo), "in_pairs": len(in_pairs), "pairs": len(pairs),
         "unmeasured_pairs": len(unmeasured_pairs(pairs, solo)), "norm_min": norms.min(), "norm_mean": norms.mean(),
         "norm_max": norms.max(), "share_above_1": float((norms > 1).mean())}])
+
+
+def families() -> list[str]:
+    """The model families of Lucid's job types measured in pairs: those a ``dataset: lucid`` trace may draw from."""
+    return sorted({family for family, _ in LUCID_JOB_TYPES.values()} - set(SOLO_ONLY))
+
+
+DATASET = Dataset(
+    name="lucid", short="Lucid", title="Lucid's RTX 3090", truth="Lucid, RTX 3090", folder="data/processed/lucid",
+    label=measured_label("Lucid"), devices=(DEVICE,), reference_device=DEVICE, families=families,
+    families_key="lucid_families", measures=("utilization", "memory"), sources=("lucid_pairs", "lucid_solo"),
+    licence=LICENCE, load=load_lucid)

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from coloc import lucid, sources, workloads
-from coloc.datasets import DataError
+from coloc import sources, workloads
+from coloc.datasets import DataError, lucid
 
 from conftest import REPO
 

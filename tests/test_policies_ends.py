@@ -1,7 +1,7 @@
 """policies.ends.PredictedEnds: the running jobs' predicted ends, kept across rounds, equal a fresh loop's, bit
 for bit, and so does the k-th least found among the candidates."""
 import pytest
-from sim_cases import ABC, predictions, trace, truth_abc
+from sim_cases import ABC, kept_ends, predictions, trace, truth_abc
 
 from coloc.policies.base import Policy, fill_idle
 from coloc.policies.coloc import Coloc
@@ -20,7 +20,7 @@ class Checked(Coloc):
     def schedule(self, view):
         fill_idle(view)
         factor = lambda job: self._predicted_factor(view, job)  # noqa: E731
-        assert self._ends.sorted_at(view).tolist() == fresh(view, factor)
+        assert kept_ends(self._ends, view) == fresh(view, factor)
         self.rounds = getattr(self, "rounds", 0) + 1
         super().schedule(view)
 
@@ -37,7 +37,7 @@ class Preempting(Policy):
         if self.n % 3 == 0 and view.running:
             view.preempt(max(view.running.values(), key=lambda j: (j.placed_at, j.job_id)))
         fill_idle(view)
-        assert self.ends.sorted_at(view).tolist() == fresh(view, lambda job: 1.0)
+        assert kept_ends(self.ends, view) == fresh(view, lambda job: 1.0)
 
 
 @pytest.mark.parametrize("cap", [2, 3])

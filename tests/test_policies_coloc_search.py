@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 import pytest
-from sim_cases import ABC, predictions, trace, truth_abc
+from sim_cases import ABC, kept_ends, predictions, trace, truth_abc
 
 from test_sim_exactness import perturbed
 
@@ -181,7 +181,7 @@ def test_kept_ends_in_any_column_order_sort_as_a_fresh_loop():
             view.changed_jobs.add(job.job_id)
         view.now = float(step)
         fresh = sorted(j.remaining_at(view.now) / j.speed / (0.5 + j.job_id % 3 / 4) for j in view.running.values())
-        assert ends.sorted_at(view).tolist() == fresh and len(ends) == len(fresh)
+        assert kept_ends(ends, view) == fresh and len(ends) == len(fresh)
 
 
 def test_coloc_keeps_no_stale_progress_when_co_runners_leave(gavel):

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 from sim_cases import ABC, Scripted, tables, trace
-from test_sim_scenarios import SETTINGS, a_testbed, two_devices
+from test_studies_scenarios import SETTINGS, a_testbed, two_devices
 
 from coloc import config as cfg
 from coloc import policies
