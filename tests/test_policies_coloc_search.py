@@ -13,7 +13,8 @@ from test_sim_exactness import perturbed
 
 import coloc.policies.coloc as coloc_module
 from coloc import policies
-from coloc.policies.coloc import Coloc, below, lone_floor, solo_left
+from coloc.policies.coloc import Coloc
+from coloc.policies.coloc_search import below, lone_floor, solo_left
 from coloc.policies.ends import PredictedEnds
 from coloc.policies.stages import pair_finish_times
 from coloc.sim import ClusterSpec, GroundTruth, Simulator, traces
@@ -93,8 +94,25 @@ def test_a_groups_floor_is_below_every_gpus_added_time(seed):
     policy._cap = 2
     view = SimpleNamespace(can_share=lambda device, members: True, spec=SimpleNamespace(share_multi_gpu=False))
     rule = policy._joins(view, "v100", "new", ("old",))
-    assert rule[1] == (n_new, n_old)
+    assert rule.lone == (n_new, n_old)
     floor = lone_floor(now, t_new, rule, group, residents)
+    least = min(cost_of_every_gpu(group, residents, now, t_new, n_new, n_old))[0]
+    assert least - 1e-6 * (1.0 + t_new / n_new + 1e6 / n_old) < floor <= least
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_floor_of_a_group_whose_gpus_are_all_ordered_is_below_every_gpus_added_time(seed):
+    """lone_floor reads no resident where every GPU is in the kept order (the usual case): the floor from the
+    order's first and last alone is still below every GPU's added time, by at most the rounding allowance."""
+    now, group, residents, t_new, n_new, n_old = random_case(seed)
+    group, residents = lone_group([solo_left(job, now) for job, in residents], 1.0, now, set(), set())
+    assert not group.unordered()
+    policy = Coloc()
+    policy._cache, policy._preds = {}, SimpleNamespace(norm=lambda d, a, b: n_new if a == "new" else n_old,
+                                                       std=lambda d, a, b: 0.0)
+    policy._cap = 2
+    view = SimpleNamespace(can_share=lambda device, members: True, spec=SimpleNamespace(share_multi_gpu=False))
+    floor = lone_floor(now, t_new, policy._joins(view, "v100", "new", ("old",)), group, residents)
     least = min(cost_of_every_gpu(group, residents, now, t_new, n_new, n_old))[0]
     assert least - 1e-6 * (1.0 + t_new / n_new + 1e6 / n_old) < floor <= least
 

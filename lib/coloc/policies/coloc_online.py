@@ -35,7 +35,8 @@ import numpy as np
 
 from coloc.datasets import family_of
 from coloc.policies.base import register
-from coloc.policies.coloc import Coloc, solo_left
+from coloc.policies.coloc import Coloc
+from coloc.policies.coloc_search import solo_left
 
 
 @register("coloc-online")
