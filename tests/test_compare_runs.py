@@ -44,3 +44,33 @@ def test_a_folder_without_outputs_is_refused_by_name(tmp_path):
     (tmp_path / "empty").mkdir()
     refused = run(tmp_path / "a", tmp_path / "empty")
     assert refused.returncode == 2 and "empty: no run outputs here" in refused.stderr
+
+
+def test_a_table_that_differs_only_in_its_wall_clock_columns_agrees_only_when_asked(tmp_path):
+    import pandas as pd
+
+    summary = pd.DataFrame({"policy": ["coloc", "fifo"], "jct_mean": [1.5, 2.0], "sim_wall_s": [0.3, 0.4]})
+    for name, wall in (("a", 0.3), ("b", 0.9)):
+        (tmp_path / name / "results" / "notebooks").mkdir(parents=True)
+        summary.assign(sim_wall_s=[wall, 0.4]).to_parquet(tmp_path / name / "results" / "summary.parquet")
+        (tmp_path / name / "results" / "notebooks" / "log.ipynb").write_text(name)  # a rule's log: never compared
+    assert run(tmp_path / "a", tmp_path / "b").stdout.splitlines()[1:] == ["differs: results/summary.parquet"]
+    allowed = run(tmp_path / "a", tmp_path / "b", "--allow-wall-clock")
+    assert allowed.returncode == 0
+    assert "equal but for wall-clock values: results/summary.parquet" in allowed.stdout
+    summary.assign(jct_mean=[1.5, 2.5]).to_parquet(tmp_path / "b" / "results" / "summary.parquet")
+    assert run(tmp_path / "a", tmp_path / "b", "--allow-wall-clock").returncode == 1
+
+
+def test_the_scheduling_delay_claim_row_is_left_out_of_text_and_tables_only_when_asked(tmp_path):
+    rows = {"a": "| ISACPP | scheduling delay at 100 queued jobs | 0.0074 s |", "b": "| ISACPP | scheduling delay at "
+            "100 queued jobs | 0.0071 s |"}
+    for name, row in rows.items():
+        make(tmp_path / name, {"results/readme.md": f"| claim |\n{row}\n| ok |\n".encode(),
+                               "results/claims.csv": f"claim,value\nscheduling delay at 100,{row[-9:]}\nx,1\n".encode()})
+    assert run(tmp_path / "a", tmp_path / "b").returncode == 1
+    allowed = run(tmp_path / "a", tmp_path / "b", "--allow-wall-clock")
+    assert allowed.returncode == 0 and allowed.stdout.count("equal but for wall-clock values") == 2
+    make(tmp_path / "b", {"results/readme.md": f"| claim |\n{rows['b']}\n| changed |\n".encode()})
+    assert run(tmp_path / "a", tmp_path / "b", "--allow-wall-clock").stdout.splitlines()[-1] == \
+        "differs: results/readme.md"

@@ -128,23 +128,30 @@ def test_running_index_sums_the_running_jobs_in_priority_order_at_every_round(de
 
 
 @pytest.mark.parametrize("devices", [(("v100", 64),), (("v100", 32), ("p100", 16), ("k80", 16))])
-def test_a_round_from_running_jobs_decides_as_the_scanning_reference(devices, gavel):
-    """Scheduling-delay rounds start from a view with jobs already running (not placed by the policy)."""
+def test_a_round_from_running_jobs_decides_as_the_scanning_reference(devices, gavel, monkeypatch):
+    """Scheduling-delay rounds start from a view with jobs already running (not placed by the policy). The
+    reference runs on its own plain queue, as in the exactness tests."""
     import reference_sim.base as reference
+    from reference_sim.queue import JobQueue as ReferenceQueue
 
-    from coloc.studies import delay
+    from coloc.sim import view as view_module
     from coloc.sim.view import Profile
+    from coloc.studies import delay
     truth = GroundTruth(*gavel, "v100")
     profile, spec = Profile.of(truth), ClusterSpec(devices)
     jobs = delay.draw_jobs(400, delay.job_types(truth), 1, spec, profile, 1800.0, 1.0, {1: 8, 2: 1, 4: 1})
     decided = []
-    for make in (policies.get, reference.get):
-        policy = make("tiresias")
-        view = delay.round_state(policy, profile, spec, None, jobs[:200], jobs[200:], 0.6, seed=1)
-        placed, add = [], view.cluster.add
-        view.cluster.add = lambda job, gpus: (placed.append((job.job_id, tuple(gpus))), add(job, gpus))
-        delay.time_round(policy, view)
-        decided.append((placed, view.stats["preemptions"]))
+    for make, is_reference in ((policies.get, False), (reference.get, True)):
+        with monkeypatch.context() as patch:
+            if is_reference:
+                patch.setattr(view_module, "JobQueue", ReferenceQueue)
+            policy = make("tiresias")
+            view = delay.round_state(policy, profile, spec, None, jobs[:200], jobs[200:], 0.6, seed=1)
+            placed, add = [], view.cluster.add
+            view.cluster.add = lambda job, gpus, placed=placed, add=add: (placed.append((job.job_id, tuple(gpus))),
+                                                                          add(job, gpus))
+            delay.time_round(policy, view)
+            decided.append((placed, view.stats["preemptions"]))
     assert decided[0] == decided[1]
     assert len(decided[0][0]) > 20 and decided[0][1] > 0  # it started jobs and displaced running ones
 
