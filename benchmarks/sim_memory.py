@@ -15,7 +15,6 @@ import json
 import resource
 import subprocess
 import sys
-from pathlib import Path
 
 CHILD = """
 import json, resource, sys

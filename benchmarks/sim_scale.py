@@ -179,11 +179,11 @@ def figure(table: pd.DataFrame, path: Path) -> None:
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
     done = with_load(table).dropna(subset=["cpu_s"])
-    done = done.assign(setting=[f"{kind} cluster, load {load:g}" for kind, load in zip(done["cluster"], done["load"])])
+    done = done.assign(setting=[f"{kind} cluster, load {load:g}" for kind, load in zip(done["cluster"], done["load"], strict=True)])
     names = sorted(done["policy"].unique())
-    colour = dict(zip(names, plt.get_cmap("tab10").colors * 2))
-    pairs = sorted(set(zip(done["cluster"], done["load"])), key=lambda p: (p[0] != "v100", p[1] != LOAD, p))
-    style = dict(zip([f"{kind} cluster, load {load:g}" for kind, load in pairs], ["-", "--", ":", "-."] * 4))
+    colour = dict(zip(names, plt.get_cmap("tab10").colors * 2, strict=True))
+    pairs = sorted(set(zip(done["cluster"], done["load"], strict=True)), key=lambda p: (p[0] != "v100", p[1] != LOAD, p))
+    style = dict(zip([f"{kind} cluster, load {load:g}" for kind, load in pairs], ["-", "--", ":", "-."] * 4, strict=True))
     gpus = int(done["gpus"].max())
     jobs = int(done.groupby("jobs")["gpus"].nunique().sort_values(kind="stable").index[-1])
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))

@@ -17,11 +17,11 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
-import yaml  # noqa: E402
-
 import slurm_sweep  # noqa: E402
-from coloc import datasets, features, sources  # noqa: E402
+import yaml  # noqa: E402
 from workflow_run import CI_CONFIG, SharedRun, copy_workflow_and_run, snakemake_command  # noqa: E402
+
+from coloc import datasets, features, sources  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 # The CI run's longest chain first (profiling, the predictors, their figures; --prioritize gives a target and what

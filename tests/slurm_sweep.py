@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from workflow_run import CI_CONFIG, copy_workflow_and_run, wait_for, write_whole
 
 SUMMARY = "results/sim/summary.parquet"

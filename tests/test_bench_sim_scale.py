@@ -79,6 +79,7 @@ def test_sim_speed_runs_every_policy_its_data_allows_and_says_which_it_skipped_a
     with their reasons and runs the others."""
     import subprocess
     import sys
+
     from coloc import policies
     script = SCRIPT.with_name("sim_speed.py")
     done = subprocess.run([sys.executable, str(script), "--sizes", "100", "--gpus", "8", "--processed",

@@ -5,8 +5,16 @@ import pandas as pd
 import pytest
 
 from coloc import claims
-from coloc.claims import (COLUMNS, VERDICTS, Claim, at_most_verdict, change_verdict, claims_table, paper_claims,
-                          value_verdict)
+from coloc.claims import (
+    COLUMNS,
+    VERDICTS,
+    Claim,
+    at_most_verdict,
+    change_verdict,
+    claims_table,
+    paper_claims,
+    value_verdict,
+)
 
 NAN = float("nan")
 

@@ -6,8 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from coloc import config as cfg
-from coloc import policies, predict
+from coloc import config as cfg, policies
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = yaml.safe_load((REPO / "config" / "config.schema.yaml").read_text())

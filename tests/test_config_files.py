@@ -26,7 +26,7 @@ def alias_bomb(levels: int = 9) -> str:
     """The billion laughs: 10 strings, each level 10 aliases of the one before (10**levels values, ~400 bytes)."""
     lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     names = "abcdefghijklmnop"
-    for before, name in zip(names, names[1:levels]):
+    for before, name in zip(names, names[1:levels], strict=True):
         lines.append(f"{name}: &{name} [{', '.join([f'*{before}'] * 10)}]")
     return "\n".join(lines) + "\n"
 

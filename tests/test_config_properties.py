@@ -11,8 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from coloc import config as cfg
 

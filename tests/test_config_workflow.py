@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from workflow_run import planned, together
 
 from coloc import config as coloc_config
-from workflow_run import planned, together
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((REPO / "config" / "config.yaml").read_text())

@@ -30,7 +30,7 @@ def test_gavel_pairs_are_unordered_with_self_pairs_and_normalized(gavel):
     assert (pairs["workload_a"] == pairs["workload_b"]).sum() == 3 * 26
     feasible = pairs[pairs["feasible"]]
     tput = solo.set_index(["device", "workload"])["throughput"]
-    expected = feasible["tput_a"].to_numpy() / tput.loc[list(zip(feasible["device"], feasible["workload_a"]))].to_numpy()
+    expected = feasible["tput_a"].to_numpy() / tput.loc[list(zip(feasible["device"], feasible["workload_a"], strict=True))].to_numpy()
     np.testing.assert_allclose(feasible["norm_a"], expected)
     assert feasible[["norm_a", "norm_b"]].gt(0).all().all() and feasible[["norm_a", "norm_b"]].le(1.0001).all().all()
     assert pairs.loc[~pairs["feasible"], ["norm_a", "norm_b"]].isna().all().all()

@@ -6,11 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from conftest import REPO
 
 from coloc import sources, workloads
 from coloc.datasets import DataError, lucid
-
-from conftest import REPO
 
 
 @pytest.fixture(scope="module")

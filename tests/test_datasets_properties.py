@@ -18,8 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, event, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from coloc import datasets
 from coloc.datasets import DataError
@@ -105,7 +104,7 @@ def philly_reference(text: str) -> list[tuple] | None:
         return None
     first = min(stamps)
     return sorted(((s - first).total_seconds(), d, int(g), r["cluster"])
-                  for s, d, g, r in zip(stamps, durations, gpus, rows))
+                  for s, d, g, r in zip(stamps, durations, gpus, rows, strict=True))
 
 
 def assert_trace_contract(trace):
@@ -134,7 +133,7 @@ def test_philly_one_cell_replaced_gives_data_error_or_that_value(philly_text, da
     if trace is None:
         return
     assert expected is not None, f"accepted {cells[column]!r} in column {header[column]!r}"
-    got = sorted(zip(trace["submit_time"], trace["duration"], trace["num_gpus"], trace["cluster"]))
+    got = sorted(zip(trace["submit_time"], trace["duration"], trace["num_gpus"], trace["cluster"], strict=True))
     assert got == expected
     assert_trace_contract(trace)
 

@@ -8,8 +8,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from coloc import config as cfg
-from coloc import datasets
+from coloc import config as cfg, datasets
 from coloc.datasets import Dataset, measured_label
 from coloc.predict import stage
 from coloc.studies import experiment, scenarios

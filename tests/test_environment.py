@@ -38,5 +38,5 @@ def test_ci_runs_exactly_the_readme_test_command():
     commands = re.findall(r"```bash\n(python3\.11 -m venv [^\n]+)\n```", readme)
     assert len(commands) == 2 and commands[0].endswith("snakemake --cores all")
     test_command = commands[1]
-    assert test_command.endswith("python -m pytest")
+    assert test_command.endswith("ruff check . && python -m pytest")  # the linter first, then every test
     assert test_command in (REPO / ".ci" / "run").read_text().splitlines()

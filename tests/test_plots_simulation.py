@@ -155,14 +155,14 @@ def test_on_lucids_data_the_figures_show_the_measured_utilization_and_name_the_3
     assert ps.bar_metrics(summary_table()) == list(ps.BAR_METRICS)  # Gavel's data: no measured panel
     assert "truth: Lucid's RTX 3090 measured pairs" in ps.scenario_title(rows, "what", 2.0)
     fig = ps.utilization_over_time(ps.at_point(series, "s", 2.0), ps.policy_order(rows),
-                                   dict(zip(rows["policy"], rows["kind"])))
+                                   dict(zip(rows["policy"], rows["kind"], strict=True)))
     dotted = [line for ax in fig.axes for line in ax.get_lines() if line.get_linestyle() == ":"]
     assert len(dotted) == len(POLICIES)  # one measured line per policy's panel
     assert dotted[0].get_ydata()[0] == pytest.approx(0.35)  # both seeds measured 0.35 in the first bin
     assert legend_is_off_the_data(fig)
     plt.close(fig)
     gavel = ps.utilization_over_time(ps.at_point(utilization_table().assign(measured_util=math.nan), "s", 2.0),
-                                     ps.policy_order(rows), dict(zip(rows["policy"], rows["kind"])))
+                                     ps.policy_order(rows), dict(zip(rows["policy"], rows["kind"], strict=True)))
     assert not [line for ax in gavel.axes for line in ax.get_lines() if line.get_linestyle() == ":"]
     plt.close(gavel)
 
@@ -170,7 +170,7 @@ def test_on_lucids_data_the_figures_show_the_measured_utilization_and_name_the_3
 def regret_rows():
     rows = []
     for scenario, points, busy in (("a", (1.0, 2.0), (0.5, 0.9)), ("b", (4.0,), (0.95,))):
-        for point, share in zip(points, busy):
+        for point, share in zip(points, busy, strict=True):
             for policy, kind, value in (("coloc", "predictive", 0.2), ("coloc@random5", "predictive", 0.1),
                                         ("gandiva", "baseline", 3.5), ("sjf", "oracle", -0.2)):
                 rows.append({"scenario": scenario, "sweep": "load", "point": point, "policy": policy, "protocol": "lofo",

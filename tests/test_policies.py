@@ -5,15 +5,15 @@ from sim_cases import ABC, predictions, tables, trace, truth_abc
 from coloc import policies
 from coloc.policies.stages import isacpp_score, pair_finish_times, run_stages
 from coloc.sim import ClusterSpec, GroundTruth, Simulator, simulate, traces
-from coloc.studies.experiment import make_policy
 from coloc.sim.predictions import Predictions
+from coloc.studies.experiment import make_policy
 
 ONE, TWO = ClusterSpec((("v100", 1),)), ClusterSpec((("v100", 2),))
 PREDS = predictions(ABC, utils={"a": 0.3, "b": 0.5, "c": 0.6})
 
 
 def by_id(result, column="jct"):
-    return dict(zip(result.jobs["job_id"], result.jobs[column]))
+    return dict(zip(result.jobs["job_id"], result.jobs[column], strict=True))
 
 
 def test_registry_lists_every_policy_and_rejects_unknown_names():

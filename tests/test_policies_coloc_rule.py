@@ -10,7 +10,7 @@ EXACT = predictions(ABC)
 
 
 def by_id(result, column):
-    return dict(zip(result.jobs["job_id"], result.jobs[column]))
+    return dict(zip(result.jobs["job_id"], result.jobs[column], strict=True))
 
 
 def oracle():

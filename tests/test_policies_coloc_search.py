@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from sim_cases import ABC, kept_ends, predictions, trace, truth_abc
-
 from test_sim_exactness import perturbed
 
 import coloc.policies.coloc as coloc_module

@@ -56,8 +56,9 @@ def test_least_ends_from_the_candidates_equal_a_full_sort_while_ends_fall_at_dif
     """PredictedEnds.least: the k-th least end equals a full sort's at every step, while jobs whose ends fall
     slower or faster than time (rate / speed / factor from 0 to 2 at first, to 11 at the last steps) come, go
     and change, ties included; and most steps are answered from the candidates, without computing every end."""
-    import numpy as np
     from types import SimpleNamespace
+
+    import numpy as np
 
     from coloc.policies import ends as ends_module
     from coloc.sim.job import RUNNING, Job

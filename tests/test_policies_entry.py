@@ -11,8 +11,7 @@ import yaml
 from sim_cases import ABC, tables
 
 import coloc.policies
-from coloc import config as cfg
-from coloc import policies
+from coloc import config as cfg, policies
 from coloc.policies import base
 from coloc.policies.entry import LABEL_CHARS, PATTERN, PolicyEntry
 from coloc.studies import experiment, scenarios

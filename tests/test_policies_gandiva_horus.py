@@ -4,13 +4,13 @@ import itertools
 
 import pytest
 from sim_cases import trace
+from test_policies_horus import GIB, NAMES, V100, round_of, utils, world
 
 from coloc import policies
 from coloc.policies.gandiva_horus import gandiva_cost
 from coloc.policies.horus import HEADROOM_BYTES
 from coloc.sim import ClusterSpec, simulate
 from coloc.sim.job import QUEUED
-from test_policies_horus import GIB, NAMES, V100, round_of, utils, world
 
 
 # gandiva-horus: the Gandiva of the Horus reference (its baseline), Horus's placement with Gandiva's score
@@ -55,7 +55,7 @@ def test_gandiva_horus_queue_is_first_come_and_its_head_blocks():
     spec = ClusterSpec((("v100", 2),), gpus_per_node=2, max_jobs_per_gpu=3)
     rows = [(1, 0.0, 100.0, 1, "x"), (2, 1.0, 100.0, 2, "a"), (3, 2.0, 100.0, 1, "b")]
     starts = simulate(trace(rows), truth, policies.get("gandiva-horus"), spec, utils()).jobs
-    assert dict(zip(starts["job_id"], starts["start_time"])) == {1: 0.0, 2: 100.0, 3: 200.0}
+    assert dict(zip(starts["job_id"], starts["start_time"], strict=True)) == {1: 0.0, 2: 100.0, 3: 200.0}
     horus = simulate(trace(rows), truth, policies.get("horus"), spec, utils()).jobs
     assert horus.set_index("job_id")["start_time"][3] == 2.0
 

@@ -37,7 +37,7 @@ def test_isacpp_refuses_a_job_whose_memory_request_does_not_fit_beside_the_resid
     truth = truth_with_memory({"a": 7.0, "b": 7.0, "c": 7.0})
     result = simulate(trace(rows), truth, policies.get("isacpp"), ClusterSpec((("v100", 1),), max_jobs_per_gpu=4),
                       PREDS)
-    start = dict(zip(result.jobs["job_id"], result.jobs["start_time"]))
+    start = dict(zip(result.jobs["job_id"], result.jobs["start_time"], strict=True))
     assert start[0] == start[1] == 0.0 and start[2] > 0.0
     # without memory requests, the world's fit rule alone decides: all three start at once
     free = simulate(trace(rows), truth_with_memory({"a": float("nan"), "b": float("nan"), "c": float("nan")}),
@@ -67,7 +67,7 @@ def test_released_plugin_shares_gpu_0_while_gpu_1_stays_idle(name, gpu):
     placed = gpus_of(sim)
     result = sim.run()
     assert placed == {1: (0,), 2: (gpu,)}
-    assert (dict(zip(result.jobs["job_id"], result.jobs["colocated_time"]))[2] > 0) == (gpu == 0)
+    assert (dict(zip(result.jobs["job_id"], result.jobs["colocated_time"], strict=True))[2] > 0) == (gpu == 0)
 
 
 def test_released_plugin_goes_to_the_node_whose_worst_gpu_interferes_least():

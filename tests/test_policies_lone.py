@@ -1,4 +1,5 @@
 """policies.lone.best_lone_gpu finds exactly the (score, gpu) that scoring every GPU finds, ties included."""
+import itertools
 import random
 
 import pytest
@@ -117,8 +118,8 @@ def test_isacpp_pair_score_is_monotone_on_each_piece_and_bounded_by_its_ends(see
     low = [pair_score(t_new, t, n_new, n_old, c_new, c_old) for t in below]
     high = [pair_score(t_new, t, n_new, n_old, c_new, c_old) for t in above]
     slack = 1e-9 * (c_new + c_old)
-    assert all(b >= a - slack for a, b in zip(low, low[1:]))    # rises below the split
-    assert all(b <= a + slack for a, b in zip(high, high[1:]))  # falls above it
+    assert all(b >= a - slack for a, b in itertools.pairwise(low))    # rises below the split
+    assert all(b <= a + slack for a, b in itertools.pairwise(high))  # falls above it
     assert all(c_old - slack <= s <= c_old + c_new + slack for s in low)
     assert all(c_new - slack <= s <= c_old + c_new + slack for s in high)
 

@@ -24,8 +24,14 @@ Predicted-edge setting:
 
 import pytest
 
-from coloc.policies.stages import (isacpp_interference, isacpp_score, pair_score, resource_contention, run_stages,
-                                   throughput_contention)
+from coloc.policies.stages import (
+    isacpp_interference,
+    isacpp_score,
+    pair_score,
+    resource_contention,
+    run_stages,
+    throughput_contention,
+)
 
 REMAINING = [2.0, 4.0, 6.0]
 MEASURED = [0.5, 0.5, 0.8]    # norms from the E-GGAT with measured edges (ISACPP's setting)

@@ -4,8 +4,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from coloc import policies
 from coloc.policies.base import Policy

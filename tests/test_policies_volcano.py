@@ -21,7 +21,7 @@ def truth_with_memory(mem_gib: dict[str, float], norms=ABC, infeasible=()):
 
 
 def placements(result) -> dict[int, float]:
-    return dict(zip(result.jobs["job_id"], result.jobs["start_time"]))
+    return dict(zip(result.jobs["job_id"], result.jobs["start_time"], strict=True))
 
 
 def run(rows, truth, gpus=2, cap=4, policy="volcano-firstfit"):

@@ -129,8 +129,8 @@ NODES = pd.DataFrame({"f": [1.0, 2.0, 3.0]},
 def edge_values(calls):
     """An edge function giving 10 x (destination's letter) + (source's letter) as 1.., recording what it was asked."""
     def edge_fn(device, dst, src):
-        calls.extend(zip(dst, src))
-        return np.array([10 * (ord(d) - 96) + ord(s) - 96 for d, s in zip(dst, src)], float)
+        calls.extend(zip(dst, src, strict=True))
+        return np.array([10 * (ord(d) - 96) + ord(s) - 96 for d, s in zip(dst, src, strict=True)], float)
     return edge_fn
 
 

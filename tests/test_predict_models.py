@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 import torch
 
-from coloc import features
 from coloc.datasets import family_of, load_gavel
 from coloc.devices import device_table
 from coloc.predict import Tables, make_predictor, make_queries, names, predict_pairs, stage

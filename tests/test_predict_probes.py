@@ -39,7 +39,7 @@ def low_rank_tables(names=NAMES, devices=DEVICES, infeasible=(("bb-y-b8", "cc-z-
 
 
 def keys(frame):
-    return set(zip(frame["device"], frame["workload_a"], frame["workload_b"]))
+    return set(zip(frame["device"], frame["workload_a"], frame["workload_b"], strict=True))
 
 
 def touching(pairs, group, of=family_of):
@@ -51,7 +51,7 @@ def test_zero_probes_is_the_base_protocol(base):
     tables = low_rank_tables()
     plain, probed = folds(tables, base), folds(tables, f"{base}-probe-0")
     assert [f.held_out for f in probed] == [f.held_out for f in plain]
-    for a, b in zip(plain, probed):
+    for a, b in zip(plain, probed, strict=True):
         assert b.protocol == f"{base}-probe-0" and b.references == {}
         assert keys(a.test) == keys(b.test) and keys(a.train.pairs) == keys(b.train.pairs)
         pd.testing.assert_frame_equal(a.train.solo, b.train.solo)
@@ -64,7 +64,7 @@ def test_only_the_probes_of_the_held_out_group_reach_training(base, of):
     for fold in folds(tables, f"{base}-probe-2"):
         group = fold.held_out
         assert set(fold.references) == set(DEVICES)
-        for device, refs in fold.references.items():
+        for refs in fold.references.values():
             assert len(refs) == 2 and not {of(r) for r in refs} & {group}  # from the training groups only
         trained = touching(fold.train.pairs, group, of)
         expected = touching(tables.pairs, group, of)

@@ -33,7 +33,7 @@ def synthetic_tables(devices=DEVICES, names=WORKLOADS, infeasible=("bb-y-b8", "c
 
 
 def pair_keys(frame):
-    return set(zip(frame["device"], frame["workload_a"], frame["workload_b"]))
+    return set(zip(frame["device"], frame["workload_a"], frame["workload_b"], strict=True))
 
 
 def test_random_folds_partition_the_feasible_pairs():
@@ -219,7 +219,7 @@ def test_cross_dataset_utilization_folds_hold_out_a_source_s_solo_rows():
     assert [f.held_out for f in fs] == ["gavel", "lucid"]
     for f in fs:
         held = tables.solo[tables.solo["source"] == f.held_out]
-        assert set(zip(f.test["device"], f.test["workload"])) == set(zip(held["device"], held["workload"]))
+        assert set(zip(f.test["device"], f.test["workload"], strict=True)) == set(zip(held["device"], held["workload"], strict=True))
         assert not set(f.train.solo["device"]) & set(held["device"])
         assert not set(f.train.pairs["device"]) & set(held["device"])
         assert set(f.train.solo["source"]) == {"gavel", "lucid"} - {f.held_out}

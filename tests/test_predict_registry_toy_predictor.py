@@ -9,8 +9,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from coloc import config as cfg
-from coloc import predict
+from coloc import config as cfg, predict
 from coloc.predict import registry
 from coloc.predict.base import InsufficientData, Predictor, Tables, pair_labels, predict_pairs, result
 

@@ -9,8 +9,14 @@ from coloc.datasets import load_gavel
 from coloc.devices import device_table
 from coloc.predict import Tables
 from coloc.predict.protocols import folds
-from coloc.predict.resources import (NoResources, ResourceEGGAT, evaluate_resources, labelled_pairs,
-                                     measured_resources, resource_scores)
+from coloc.predict.resources import (
+    NoResources,
+    ResourceEGGAT,
+    evaluate_resources,
+    labelled_pairs,
+    measured_resources,
+    resource_scores,
+)
 
 NAMES = ["resnet18-cifar10-b32", "resnet18-cifar10-b128", "lm-wikitext2-b10", "lm-wikitext2-b40",
          "recommendation-ml20m-b1024"]
@@ -36,7 +42,7 @@ def profiled(gavel_tables) -> Tables:
     solo["mem_bytes"] = 1e8 * (1 + np.arange(len(solo)))
     pairs = gavel_tables.pairs[gavel_tables.pairs["feasible"]].reset_index(drop=True).assign(device=CPU)
     use = solo.set_index("workload")
-    for side, other in (("a", "b"), ("b", "a")):
+    for side in ("a", "b"):
         pairs[f"cpu_util_{side}"] = use.loc[pairs[f"workload_{side}"], "cpu_util"].to_numpy() * pairs[f"norm_{side}"]
         pairs[f"mem_bytes_{side}"] = use.loc[pairs[f"workload_{side}"], "mem_bytes"].to_numpy() * 1.05
     return Tables(gavel_tables.workloads, solo, pairs, device_table([CPU]))

@@ -74,6 +74,7 @@ def test_the_docs_example_names_devices_coloc_knows_and_lists_every_known_name()
     """The docs' example used device 'a100', which coloc does not know."""
     import re
     from pathlib import Path
+
     from coloc import devices
     text = (Path(__file__).resolve().parents[1] / "docs" / "own-measurements.md").read_text()
     example = text.split("```csv\n", 1)[1].split("```", 1)[0].splitlines()[1:]

@@ -1,7 +1,6 @@
 """The predictors stage in the workflow: what a run waits for, and config mistakes refused before anything runs."""
 
 import pytest
-
 from workflow_run import needed_by, planned, snakemake
 
 pytestmark = pytest.mark.slow  # each test starts Snakemake (about 5 s)

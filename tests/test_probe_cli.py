@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from coloc import cli, profiler
-from coloc.profiler import sweep
 from coloc.predict.references import choose_references
+from coloc.profiler import sweep
 
 REFERENCE_SET = ["recommendation-ml20m-b512", "squeezenet-cifar10-b32", "shufflenetv2-cifar10-b32"]
 NEW = "lm-wikitext2-b5"

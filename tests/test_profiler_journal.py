@@ -7,8 +7,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from hypothesis import HealthCheck, example, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from coloc.profiler import journal
 
@@ -22,7 +21,7 @@ def sweep_record(workloads, repeat, throughputs, outcome="ok", error=None):
     """A record as coloc.profiler.measure writes it (fields and sizes of a real CPU measurement)."""
     jobs = [{"slot": slot, "workload": w, "pid": 5153 + slot} for slot, w in enumerate(workloads)]
     if outcome == "ok":
-        for job, tput in zip(jobs, throughputs):
+        for job, tput in zip(jobs, throughputs, strict=True):
             job.update(cpu_s=3.56, cpu_util=59.1, elapsed_s=3.01, iterations=round(3.01 * tput),
                        max_rss_bytes=548147200, rss_bytes=519454720.0, throughput=tput, warmup_iters=6,
                        warmup_s=0.56, window_end=218.54, window_start=215.53)
@@ -76,7 +75,7 @@ def at_every_line_end(test):
 @given(cut=st.integers(0, len(LOG)))
 def test_a_log_cut_at_any_byte_and_resumed_twice_stays_readable_and_loses_no_complete_record(tmp_path, cut):
     # a record is complete once its line is there; only its newline may be missing
-    complete = [record for record, newline in zip(RECORDS, NEWLINES) if cut >= newline]
+    complete = [record for record, newline in zip(RECORDS, NEWLINES, strict=True) if cut >= newline]
     end = NEWLINES[len(complete) - 1] + 1 if complete else 0
     torn = LOG[end:cut]  # the bytes of a record cut short (empty when the cut is at a line's end)
     new = [sweep_record(["squeezenet-cifar10-b32"], r, [6.76]) for r in (0, 1)]

@@ -7,12 +7,12 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from test_profiler_sweep import TINY
+from test_profiler_tables import _failed, _record
 
 from coloc import profiler
 from coloc.profiler.errors import ProfilerError
 from coloc.profiler.extrapolation import extrapolation_error, extrapolation_summary
-from test_profiler_sweep import TINY
-from test_profiler_tables import _failed, _record
 
 A, B, C = "recommendation-ml20m-b512", "squeezenet-cifar10-b32", "lm-wikitext2-b5"  # sorted: C, A, B
 

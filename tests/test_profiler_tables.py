@@ -1,7 +1,6 @@
 """Profiler pieces without worker processes: plan, settings, tables and their figures (the device, samplers and log:
 test_profiler_hardware, test_profiler_sampler, test_profiler_journal_recover)."""
 
-import json
 import math
 
 import numpy as np
@@ -90,7 +89,7 @@ def test_extra_rounds_measure_only_sets_short_of_two_calm_repeats_within_the_bud
 def _record(workloads, repeat, tputs, feasible=True, error=None, other=10.0, device="cpu:test x2", **new_fields):
     """A record with the fields the tables read; without ``outcome`` it is in the format of logs before version 3."""
     jobs = [{"slot": i, "workload": w, "pid": 1, "throughput": t, "iterations": 5, "elapsed_s": 5 / t if t else 0,
-             "cpu_util": 50.0, "rss_bytes": 1e8 * (i + 1)} for i, (w, t) in enumerate(zip(workloads, tputs))]
+             "cpu_util": 50.0, "rss_bytes": 1e8 * (i + 1)} for i, (w, t) in enumerate(zip(workloads, tputs, strict=True))]
     kind = {1: "solo", 2: "pair"}.get(len(workloads), "set")
     return {"key": f"{device}|{'+'.join(workloads)}|r{repeat}|x", "device": device, "device_kind": "cpu",
             "workloads": list(workloads), "kind": kind, "repeat": repeat, "feasible": feasible, "error": error,

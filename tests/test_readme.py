@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from workflow_run import planned, snakemake_command
 
 from coloc import readme
-from workflow_run import planned, snakemake_command
 
 REPO = Path(__file__).resolve().parents[1]
 

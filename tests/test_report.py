@@ -10,12 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import chromium
 import pandas as pd
 import pytest
-
-import chromium
-from coloc.claims import VERDICTS
 from workflow_run import CI_CONFIG, REPO
+
+from coloc.claims import VERDICTS
 
 pytestmark = pytest.mark.slow  # builds the report of the CI run (the run itself takes minutes)
 

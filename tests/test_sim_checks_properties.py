@@ -4,14 +4,13 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from sim_cases import ABC, predictions, trace, truth_abc
 
 from coloc import policies
 from coloc.sim import ClusterSpec, Simulator, simulate
-from coloc.studies.experiment import make_policy
 from coloc.sim.metrics import time_integral
+from coloc.studies.experiment import make_policy
 
 SPEC = ClusterSpec((("v100", 4),), gpus_per_node=2)
 PREDS = predictions(ABC, utils={"a": 0.3, "b": 0.5, "c": 0.6})

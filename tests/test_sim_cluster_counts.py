@@ -49,7 +49,7 @@ def test_a_cluster_that_does_not_share_keeps_no_groups_and_refuses_a_second_job_
     spec = ClusterSpec((("v100", 8),), gpus_per_node=4)
     shared, alone = Cluster(spec), Cluster(spec, sharing=False)
     jobs = [Job(i, 0.0, 1.0, 1, "ab"[i % 2]) for i in range(6)]
-    for job, gpu in zip(jobs, [0, 1, 2, 3, 4, 5]):
+    for job, gpu in zip(jobs, [0, 1, 2, 3, 4, 5], strict=True):
         job.shareable, job.gpus = True, (gpu,)
         for cluster in (shared, alone):
             cluster.add(job, job.gpus)

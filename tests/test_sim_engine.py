@@ -11,7 +11,7 @@ ONE_GPU = ClusterSpec((("v100", 1),))
 
 
 def jct(result) -> dict[int, float]:
-    return dict(zip(result.jobs["job_id"], result.jobs["jct"]))
+    return dict(zip(result.jobs["job_id"], result.jobs["jct"], strict=True))
 
 
 def test_one_gpu_two_jobs_exclusive_fifo_by_arithmetic():
@@ -74,7 +74,7 @@ def test_three_jobs_multiply_pairwise_norms():
     assert jct(result)[2] == pytest.approx(100 + t_b)
     assert jct(result)[1] == pytest.approx(100 + t_b + (60 - 0.5 * t_b))
     # the first 100 s, three jobs on the GPU: where the truth is the product of pairs, and the summary says so
-    crowded = dict(zip(result.jobs["job_id"], result.jobs["crowded_time"]))
+    crowded = dict(zip(result.jobs["job_id"], result.jobs["crowded_time"], strict=True))
     assert crowded == pytest.approx({1: 100.0, 2: 100.0, 3: 100.0})
     assert summarize(result, 1)["extrapolated_share"] == pytest.approx(300.0 / result.jobs["run_time"].sum())
     pair_only = simulate(trace([(1, 0.0, 100.0, 1, "a"), (2, 0.0, 100.0, 1, "b")]), truth, Scripted({1: (0,), 2: (0,)}),

@@ -7,12 +7,11 @@ import yaml
 from sim_cases import ABC, Scripted, tables, trace
 from test_studies_scenarios import SETTINGS, a_testbed, two_devices
 
-from coloc import config as cfg
-from coloc import policies
+from coloc import config as cfg, policies
 from coloc.sim import ClusterSpec, GroundTruth, Predictions, SimulationError, simulate
-from coloc.studies import experiment, scenarios
 from coloc.sim.interference import parse_world
 from coloc.sim.view import SchedulerView, jobs_per_gpu
+from coloc.studies import experiment, scenarios
 
 CONFIG = Path(__file__).resolve().parents[1] / "config"
 TWO_GPUS = ClusterSpec((("v100", 2),), gpus_per_node=2)
@@ -27,7 +26,7 @@ def truth_in(world: str, **kwargs) -> GroundTruth:
 
 def jcts(world: str, plan: dict) -> dict[int, float]:
     jobs = simulate(TWO_JOBS, truth_in(world), Scripted(plan), TWO_GPUS).jobs
-    return dict(zip(jobs["job_id"], jobs["jct"]))
+    return dict(zip(jobs["job_id"], jobs["jct"], strict=True))
 
 
 @pytest.mark.parametrize("world, expected", [

@@ -10,8 +10,8 @@ from sim_cases import Scripted, trace
 from coloc import policies
 from coloc.datasets import lucid
 from coloc.sim import ClusterSpec, GroundTruth, simulate
-from coloc.studies import experiment, scenarios
 from coloc.sim.metrics import summarize, utilization_series
+from coloc.studies import experiment, scenarios
 
 ONE_3090 = ClusterSpec((("rtx3090", 1),))
 SETTINGS = {"reference_device": "v100", "max_jobs_per_gpu": 4, "restart_cost_s": 30.0, "protocol": "lofo",

@@ -6,8 +6,8 @@ import pytest
 from sim_cases import ABC, tables, trace, truth_abc
 
 from coloc.sim import Predictions
-from coloc.studies import experiment
 from coloc.sim.predictions import TOLERANCE
+from coloc.studies import experiment
 
 
 def frame(rows):

@@ -8,8 +8,7 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from sim_cases import ABC, Scripted, tables, trace, truth_abc
 
 from coloc import policies

@@ -8,8 +8,8 @@ from sim_cases import ABC, predictions, tables, truth_abc
 
 from coloc import policies
 from coloc.sim import ClusterSpec, GroundTruth, Simulator, traces
-from coloc.studies.experiment import make_policy
 from coloc.sim.view import Profile, SchedulerView
+from coloc.studies.experiment import make_policy
 
 SPEC = ClusterSpec((("v100", 2),), gpus_per_node=2)
 # predictions deliberately unlike the truth (every value 0.05 lower), so a truth value found is the truth's
@@ -107,7 +107,7 @@ def test_the_walk_finds_the_truth_from_the_simulator():
 def test_the_view_has_no_truth_and_no_simulator():
     _, sim, _ = walk_mid_run("isacpp")
     with pytest.raises(AttributeError):
-        sim.view.truth
+        _ = sim.view.truth
     assert not any(isinstance(v, (GroundTruth, Simulator)) for v in vars(sim.view).values())
 
 

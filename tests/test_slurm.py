@@ -11,7 +11,6 @@ run by tests/conftest.py), while other tests run; this test runs last and waits 
 
 import pandas as pd
 import pytest
-
 from slurm_sweep import SUMMARY, attempts, run_summaries, slurm_unavailable
 
 pytestmark = pytest.mark.slow  # a Snakemake sweep through SLURM (a minute or two)

@@ -6,12 +6,12 @@ import pandas as pd
 import pytest
 
 from coloc.policies.base import Policy
-from coloc.studies import delay
 from coloc.sim.cluster import ClusterSpec
 from coloc.sim.interference import GroundTruth
 from coloc.sim.job import QUEUED, RUNNING
 from coloc.sim.predictions import Predictions
 from coloc.sim.view import Profile
+from coloc.studies import delay
 
 TESTBED = "k80:4,p100:4,v100:8"
 
@@ -96,7 +96,7 @@ def test_measure_gives_a_row_per_cluster_queue_length_seed_and_policy(truth, pre
     assert (fifo["placed"] <= fifo["gpus"] - fifo["busy_gpus"]).all()
     long_queue = table[(table["queued_jobs"] == 40) & (table["cluster"] == TESTBED)].set_index(["seed", "policy"])
     assert (long_queue.xs("isacpp", level="policy")["placed"] > long_queue.xs("fifo", level="policy")["placed"]).all()
-    assert dict(zip(table["policy"], table["kind"]))["oracle"] == "oracle"
+    assert dict(zip(table["policy"], table["kind"], strict=True))["oracle"] == "oracle"
 
 
 def test_the_time_is_one_schedule_call_not_the_reset(truth, predictions, monkeypatch):

@@ -6,12 +6,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
+from workflow_run import planned
 
 from coloc import config as cfg
 from coloc.studies import footprint
-from workflow_run import planned
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = yaml.safe_load((REPO / "config" / "config.schema.yaml").read_text())

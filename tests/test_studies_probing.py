@@ -4,7 +4,6 @@ import pandas as pd
 import pytest
 
 from coloc.datasets import family_of
-from coloc.predict.protocols import touches
 from coloc.studies import probing
 
 KEY = ["device", "workload_a", "workload_b"]
@@ -21,7 +20,7 @@ def test_every_new_job_type_is_probed_next_to_k_references_of_seen_families(gave
     _, pairs = gavel
     probes = probing.measured_probes(pairs, ["lm"], 2)
     measured = pairs.set_index(KEY)
-    for (device, workload), part in pd.concat([
+    for (_, workload), part in pd.concat([
             probes.assign(job=probes["workload_a"], ref=probes["workload_b"]),
             probes.assign(job=probes["workload_b"], ref=probes["workload_a"])]).groupby(["device", "job"]):
         if family_of(workload) != "lm":
@@ -113,9 +112,9 @@ def test_a_new_family_pair_the_probe_file_lacks_is_filled_without_probes(gavel):
                                       no_probe_preds=flat_predictions(pairs, 0.6))
     assert not table.duplicated(KEY).any() and len(table) == int(pairs["feasible"].sum())
     filled = table[table["held_out"] == "no-probe"]
-    probes = set(zip(*(probing.measured_probes(pairs, ["resnet50"], 2)[c] for c in KEY)))
-    expected = {k for k in zip(*(probe_file.loc[lacking, c] for c in KEY))} - probes
-    assert set(zip(*(filled[c] for c in KEY))) == expected and (filled["pred_norm_a"] == 0.6).all()
+    probes = set(zip(*(probing.measured_probes(pairs, ["resnet50"], 2)[c] for c in KEY), strict=True))
+    expected = {k for k in zip(*(probe_file.loc[lacking, c] for c in KEY), strict=True)} - probes
+    assert set(zip(*(filled[c] for c in KEY), strict=True)) == expected and (filled["pred_norm_a"] == 0.6).all()
     without = probing.probe_predictions(probe_file[~lacking], flat_predictions(pairs, 0.7), pairs, ["resnet50"], 2, "p")
     assert len(without) == len(table) - len(filled)
 
@@ -123,7 +122,7 @@ def test_a_new_family_pair_the_probe_file_lacks_is_filled_without_probes(gavel):
 def test_jct_against_k_pairs_each_line_with_coloc_without_probes_over_the_same_seeds():
     rows = [(policy, k, seed, jct) for policy, k, factor in (("coloc-probe k=0", 0.0, 1.0), ("coloc-probe k=1", 1.0, 0.9),
                                                               ("oracle (upper bound)", np.nan, 0.8))
-            for seed, jct in zip((0, 1, 2), (1000.0 * factor, 1100.0 * factor, 1200.0 * factor))]
+            for seed, jct in zip((0, 1, 2), (1000.0 * factor, 1100.0 * factor, 1200.0 * factor), strict=True)]
     summary = pd.DataFrame(rows, columns=["policy", "k", "seed", "jct_mean"]).assign(load=1.0, probe_gpu_s=0.0)
     table = probing.jct_against_k(summary).set_index("policy")
     assert table.loc["coloc-probe k=1", "jct_mean"] == pytest.approx(990.0)

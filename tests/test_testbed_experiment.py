@@ -5,8 +5,7 @@ import sys
 import pandas as pd
 import pytest
 import yaml
-
-from test_testbed_runner import A, ROOT
+from test_testbed_runner import ROOT, A
 
 
 @pytest.mark.slow

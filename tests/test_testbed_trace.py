@@ -1,8 +1,8 @@
 """The testbed's trace: seconds of training turned into whole iterations, the same for a seed."""
 import pytest
+from test_testbed_runner import A, B
 
 from coloc.testbed import trace
-from test_testbed_runner import A, B
 
 
 def test_the_trace_turns_seconds_into_whole_iterations_the_same_for_a_seed():

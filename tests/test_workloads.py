@@ -1,4 +1,5 @@
 """The workload zoo: registry, building on meta, real CPU training steps, determinism."""
+import dataclasses
 import json
 import math
 import re
@@ -49,8 +50,8 @@ def test_spec_fields():
     assert (s.family, s.dataset, s.task, s.batch_size) == ("transformer", "multi30k", "translation", 128)
     assert workloads.spec("cyclegan-monet2photo-b1").task == "image-to-image"
     assert workloads.spec("a3c-pong-b4").task == "rl"
-    with pytest.raises(Exception):
-        s.batch_size = 3  # frozen
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.batch_size = 3
 
 
 @pytest.mark.parametrize("bad, suggestion", [("resnet50-imagenet-b63", "resnet50-imagenet-b64"),
@@ -84,7 +85,7 @@ def test_training_step_runs_on_cpu(family, dataset):
     if (family, dataset) in INITIAL_LOSS:
         assert loss == pytest.approx(INITIAL_LOSS[family, dataset], abs=1.5)
     assert all(p.grad is not None for p in job.model.parameters() if p.requires_grad)
-    changed = sum(not torch.equal(a, p) for a, p in zip(before, trained))
+    changed = sum(not torch.equal(a, p) for a, p in zip(before, trained, strict=True))
     assert changed >= 0.9 * len(before)
 
 
@@ -106,8 +107,8 @@ def test_same_seed_same_model_batch_and_losses():
     """The LM uses dropout: equal losses need the job's own random stream."""
     a, b = (workloads.build("lm-wikitext2-b5", batch_size=2, seed=7, reduced=True) for _ in range(2))
     c = workloads.build("lm-wikitext2-b5", batch_size=2, seed=8, reduced=True)
-    assert all(torch.equal(x, y) for x, y in zip(a.model.parameters(), b.model.parameters()))
-    assert all(torch.equal(x, y) for x, y in zip(a.batch, b.batch))
+    assert all(torch.equal(x, y) for x, y in zip(a.model.parameters(), b.model.parameters(), strict=True))
+    assert all(torch.equal(x, y) for x, y in zip(a.batch, b.batch, strict=True))
     torch.manual_seed(1)
     la = [a.step() for _ in range(2)]
     torch.manual_seed(2)  # the caller's global stream must not matter

@@ -69,4 +69,4 @@ def test_lucid_models_train_on_cpu(name):
     trained = [p for p in job.model.parameters() if p.requires_grad]
     before = [p.detach().clone() for p in trained]
     assert math.isfinite(job.step())
-    assert sum(not torch.equal(a, p) for a, p in zip(before, trained)) >= 0.9 * len(trained)
+    assert sum(not torch.equal(a, p) for a, p in zip(before, trained, strict=True)) >= 0.9 * len(trained)

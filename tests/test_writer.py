@@ -88,7 +88,6 @@ def test_outside_a_workflow_nothing_is_watched_and_a_dead_launcher_stops_the_job
 def test_a_workflow_job_ends_when_its_snakemake_is_killed_and_writes_nothing(tmp_path, mirror):
     """The reported fault, with the real workflow: Snakemake killed (SIGKILL) while a notebook rule runs."""
     import psutil
-
     from workflow_run import CI_CONFIG, REPO
 
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",

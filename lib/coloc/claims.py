@@ -204,7 +204,7 @@ def isacpp_sim_claims(scenario: str, horus_policy: str, differs: str, suffix: st
     rows = []
     for metric, label, values in (("jct_mean", "mean completion time", (-16.1, -23.3, -16.6, -17.3)),
                                   ("makespan", "makespan", (-16.8, -29.6, -26.9, -34.9))):
-        for baseline, value in zip((horus_policy, "volcano", "schedtune", "liquid"), values):
+        for baseline, value in zip((horus_policy, "volcano", "schedtune", "liquid"), values, strict=True):
             text, target = f"{value:+.1f}%", (value, value)
             if metric == "jct_mean" and baseline in published_names:
                 text, target = published_target("isacpp", published_names[baseline], bootstrap or {})

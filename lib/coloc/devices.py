@@ -94,7 +94,7 @@ def gpu_table() -> pd.DataFrame:
 
 
 def _gpu_row(name: str, as_name: str | None = None) -> dict:
-    return {"name": as_name or name, "kind": "gpu", **dict(zip(NUMERIC, map(float, _GPU_SPECS[name])))}
+    return {"name": as_name or name, "kind": "gpu", **dict(zip(NUMERIC, map(float, _GPU_SPECS[name]), strict=True))}
 
 
 def canonical_gpu(name: str) -> str | None:

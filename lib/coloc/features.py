@@ -245,7 +245,7 @@ def workloads_table(names: Iterable[str] | None = None, progress: bool = False, 
             measured = list(tqdm(pool.map(extract, graphs), total=len(graphs), desc="features", disable=not progress))
     else:
         measured = [extract(g) for g in tqdm(graphs, desc="features", disable=not progress)]
-    rows = dict(zip(graphs, measured))
+    rows = dict(zip(graphs, measured, strict=True))
     table = [rows[n] if graph_of[n] == n else amp_row(rows[graph_of[n]], n) for n in names]
     return pd.DataFrame(table).sort_values("workload", ignore_index=True)
 

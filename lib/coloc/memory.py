@@ -93,7 +93,7 @@ def fit_agreement(pairs: pd.DataFrame, memory: dict[tuple[str, str], float] | pd
     whose job types have no memory are left out (counted in `unknown`)."""
     memory = dict(memory)
     counts: dict[str, dict[str, int]] = {}
-    for device, a, b, feasible in zip(pairs["device"], pairs["workload_a"], pairs["workload_b"], pairs["feasible"]):
+    for device, a, b, feasible in zip(pairs["device"], pairs["workload_a"], pairs["workload_b"], pairs["feasible"], strict=True):
         row = counts.setdefault(device, {"tp": 0, "fn": 0, "fp": 0, "tn": 0, "unknown": 0})
         ma, mb, cap = memory.get((device, a)), memory.get((device, b)), device_memory.get(device)
         if ma is None or mb is None or cap is None:

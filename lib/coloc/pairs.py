@@ -46,5 +46,5 @@ def keyed_mean(rows: pd.DataFrame, values, keys=("device", "workload", "other"))
     columns = [values] if single else list(values)
     means = rows.groupby(list(keys), sort=True)[columns].mean()
     if single:
-        return dict(zip(means.index, means[values].astype(float).tolist()))
-    return dict(zip(means.index, map(tuple, means.astype(float).to_numpy().tolist())))
+        return dict(zip(means.index, means[values].astype(float).tolist(), strict=True))
+    return dict(zip(means.index, map(tuple, means.astype(float).to_numpy().tolist()), strict=True))

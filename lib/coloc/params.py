@@ -10,9 +10,9 @@ Supported annotations: str, int, float (an int is accepted), bool, list, dict, `
 from __future__ import annotations
 
 import os
-import uuid
 import types
 import typing
+import uuid
 from pathlib import Path
 
 

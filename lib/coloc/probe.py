@@ -42,15 +42,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from coloc import profiler
-from coloc import workloads as zoo
+from coloc import profiler, workloads as zoo
 from coloc.datasets import MAX_NORM, DataError, load_user
 from coloc.devices import device_table
 from coloc.features import workloads_table
 from coloc.predict.base import Tables, make_queries
 from coloc.predict.references import choose_references
-from coloc.predict.registry import make_predictor
-from coloc.predict.registry import names as predictor_names
+from coloc.predict.registry import make_predictor, names as predictor_names
 from coloc.profiler import outcome
 from coloc.profiler.sweep import check as check_job_types
 

@@ -110,10 +110,10 @@ def predictors_table(summary: pd.DataFrame, dataset: str) -> str:
     part = summary[summary["dataset"] == dataset]
     if "setting" in part.columns:
         part = part.assign(predictor=[p if s == "out of fold" else f"{p} ({s})"
-                                      for p, s in zip(part["predictor"], part["setting"])])
+                                      for p, s in zip(part["predictor"], part["setting"], strict=True)])
     low, high = (part[c] if c in part.columns else float("nan") for c in ("MAPE_low", "MAPE_high"))
     part = part.assign(text=[mape_text(*v) for v in zip(part["MAPE"], pd.Series(low, index=part.index),
-                                                          pd.Series(high, index=part.index))])
+                                                          pd.Series(high, index=part.index), strict=True)])
     order = part.pivot_table(index="predictor", columns="protocol", values="MAPE", aggfunc="first")
     order = order.sort_values(order.columns[0])
     table = part.pivot_table(index="predictor", columns="protocol", values="text", aggfunc="first")

@@ -1,8 +1,8 @@
 """Exclusive-GPU baselines: FIFO (Kubernetes/Volcano slot default) and SJF (oracle durations)."""
 from __future__ import annotations
 
-from reference_sim.base import Policy, place_exclusive, register
 from coloc.sim.job import Job
+from reference_sim.base import Policy, place_exclusive, register
 
 
 @register("fifo")

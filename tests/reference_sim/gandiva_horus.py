@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from reference_sim.base import register
 from reference_sim.horus import Horus
-
 from reference_sim.queue import fifo_key
 
 

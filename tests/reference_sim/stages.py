@@ -63,7 +63,7 @@ def resource_contention(pair_ratios: Sequence[Sequence[float]]) -> float:
     if len(lengths) != 1 or not lengths.pop():
         raise ValueError(f"resource ratios of lengths {[len(r) for r in pair_ratios]}; expected one length >= 1 "
                          f"for every co-runner")
-    return sum(1.0 / math.prod(r) for r in zip(*pair_ratios))
+    return sum(1.0 / math.prod(r) for r in zip(*pair_ratios, strict=True))
 
 
 def isacpp_interference(remaining: Sequence[float], pair_norm: Callable[[int, int], float],

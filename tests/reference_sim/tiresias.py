@@ -22,8 +22,8 @@ from __future__ import annotations
 import bisect
 import heapq
 
-from reference_sim.base import Policy, register
 from coloc.sim.job import QUEUED, RUNNING
+from reference_sim.base import Policy, register
 
 
 @register("tiresias")

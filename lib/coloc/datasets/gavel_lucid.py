@@ -26,7 +26,7 @@ def cross_tables(first: tuple[pd.DataFrame, pd.DataFrame], second: tuple[pd.Data
 
     shared = families(first[1]) & families(second[1])
     solos, pairs = [], []
-    for name, (solo, pair) in zip(names, (first, second)):
+    for name, (solo, pair) in zip(names, (first, second), strict=True):
         solos.append(solo[solo["workload"].map(family_of).isin(shared)].assign(source=name))
         keep = pair["workload_a"].map(family_of).isin(shared) & pair["workload_b"].map(family_of).isin(shared)
         pairs.append(pair[keep].assign(source=name))

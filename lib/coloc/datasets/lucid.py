@@ -81,7 +81,7 @@ def unmeasured_pairs(pairs: pd.DataFrame, solo: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for device, part in pairs.groupby("device"):
         jobs = sorted(set(part["workload_a"]) | set(part["workload_b"]))
-        have = set(zip(part["workload_a"], part["workload_b"]))
+        have = set(zip(part["workload_a"], part["workload_b"], strict=True))
         rows += [(device, a, b) for i, a in enumerate(jobs) for b in jobs[i:] if (a, b) not in have]
     return pd.DataFrame(rows, columns=["device", "workload_a", "workload_b"])
 
@@ -122,7 +122,7 @@ def _job_types(path: Path, raw: pd.DataFrame, suffix: str = "") -> pd.Series:
     from coloc import workloads
 
     model, dataset = f"model{suffix}", f"dataset{suffix}"
-    known = [(m, d) in LUCID_JOB_TYPES for m, d in zip(raw[model], raw[dataset])]
+    known = [(m, d) in LUCID_JOB_TYPES for m, d in zip(raw[model], raw[dataset], strict=True)]
     _refuse(path, raw, ~np.array(known), model, f"one of Lucid's models with its dataset "
             f"{sorted(f'{m}/{d}' for m, d in LUCID_JOB_TYPES)} (column {dataset!r} is the dataset)")
     batch = _numbers(path, raw, f"batchsize{suffix}", "a positive whole batch size", 1)
@@ -131,7 +131,7 @@ def _job_types(path: Path, raw: pd.DataFrame, suffix: str = "") -> pd.Series:
     _refuse(path, raw, ~amp.isin(["0", "1"]), f"amp{suffix}", "0 or 1 (automatic mixed precision off / on)")
     names = pd.Series([
         "-".join(LUCID_JOB_TYPES[m, d]) + f"-b{int(b)}" + (workloads.AMP_SUFFIX if a == "1" else "")
-        for m, d, b, a in zip(raw[model], raw[dataset], batch, amp)], index=raw.index)
+        for m, d, b, a in zip(raw[model], raw[dataset], batch, amp, strict=True)], index=raw.index)
     _refuse(path, raw, ~names.isin(workloads.lucid_names()), f"batchsize{suffix}",
             "a batch size (and AMP setting) Lucid measured for this model (coloc.workloads.lucid_names())")
     return names

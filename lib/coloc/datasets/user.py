@@ -136,7 +136,7 @@ def _read_user_pairs(path: Path, solo: pd.DataFrame, solo_path) -> pd.DataFrame:
         check_column(path, raw, ~flag.isin(["true", "false", "1", "0", ""]), "feasible", "true or false")
         feasible = ~flag.isin(["false", "0"])
     known = solo.set_index(["device", "workload"])["throughput"].to_dict()
-    solo_of = {side: pd.Series([known.get((d, w), np.nan) for d, w in zip(raw["device"], raw[f"workload_{side}"])],
+    solo_of = {side: pd.Series([known.get((d, w), np.nan) for d, w in zip(raw["device"], raw[f"workload_{side}"], strict=True)],
                                index=raw.index, dtype=float) for side in "ab"}
     if not solo.empty:
         for side in "ab":

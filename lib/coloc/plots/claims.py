@@ -29,7 +29,7 @@ def claims_map(table: pd.DataFrame) -> plt.Figure:
     fig, axes = plt.subplots(len(groups), 1, figsize=(2.0 + 1.35 * width + 3.2, 1.0 + 0.42 * sum(heights)
                                                       + 0.9 * len(groups)),
                              gridspec_kw={"height_ratios": heights}, squeeze=False)
-    for ax, group in zip(axes[:, 0], groups):
+    for ax, group in zip(axes[:, 0], groups, strict=True):
         _panel(ax, shown[shown["group"] == group], GROUP_TITLES.get(group, group))
     handles = [Patch(color=c, label=v) for v, c in VERDICT_COLORS.items() if v != "coloc's finding"]
     fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8, frameon=False)

@@ -9,6 +9,7 @@ import seaborn as sns
 
 from coloc.plots import GAVEL_SOURCE, PHILLY_SOURCE
 
+
 def ordered_norm_matrix(pairs: pd.DataFrame, device: str) -> pd.DataFrame:
     """Matrix of normalized throughput of the row job when co-located with the column job."""
     sub = pairs[pairs["device"] == device]
@@ -22,7 +23,7 @@ def interference_heatmap(pairs: pd.DataFrame, devices: list[str] | None = None, 
     """Heatmap per device of the normalized co-located throughput (blank: the pair did not fit)."""
     devices = devices or sorted(pairs["device"].unique())
     fig, axes = plt.subplots(1, len(devices), figsize=(8.5 * len(devices), 8), squeeze=False)
-    for ax, device in zip(axes[0], devices):
+    for ax, device in zip(axes[0], devices, strict=True):
         matrix = ordered_norm_matrix(pairs, device)
         sns.heatmap(matrix, ax=ax, vmin=0, vmax=1, cmap="viridis", square=True,
                     cbar_kws={"label": "normalized throughput of row job"})

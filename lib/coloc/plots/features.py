@@ -12,7 +12,7 @@ SOURCE = "coloc workload zoo, features measured on the meta device (torch FlopCo
 
 def _palette(table: pd.DataFrame) -> dict:
     families = sorted(table["family"].unique())
-    return dict(zip(families, sns.color_palette("husl", len(families))))
+    return dict(zip(families, sns.color_palette("husl", len(families)), strict=True))
 
 
 def flops_vs_params(table: pd.DataFrame) -> plt.Figure:

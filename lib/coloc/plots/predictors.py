@@ -28,8 +28,8 @@ def predicted_vs_measured(predictions: pd.DataFrame, predictors, source: str, pr
     cols = min(n, 3)
     fig, axes = plt.subplots(int(np.ceil(n / cols)), cols, figsize=(4 * cols, 3.8 * np.ceil(n / cols)),
                              squeeze=False, sharex=True, sharey=True)
-    colors = dict(zip(sorted(rows["device"].unique()), sns.color_palette("colorblind")))
-    for ax, name in zip(axes.flat, predictors):
+    colors = dict(zip(sorted(rows["device"].unique()), sns.color_palette("colorblind"), strict=True))
+    for ax, name in zip(axes.flat, predictors, strict=True):
         part = rows[rows["predictor"] == name]
         for device, color in colors.items():
             sub = part[part["device"] == device]
@@ -110,7 +110,7 @@ def probe_curves(probe: pd.DataFrame, predictors, source: str, base: str = "lofo
     keys = ["all"] + sorted(set(part["key"]) - {"all"})
     fig, axes = plt.subplots(1, len(keys), figsize=(3.6 * len(keys), 3.6), sharey=True, squeeze=False)
     window = float((part["profiling_s"] / part["k"].where(part["k"] > 0)).dropna().iloc[0]) if (part["k"] > 0).any() else 0.0
-    for ax, key in zip(axes.flat, keys):
+    for ax, key in zip(axes.flat, keys, strict=True):
         for name in predictors:
             line = part[(part["key"] == key) & (part["predictor"] == name)].sort_values("k")
             if not line.empty:

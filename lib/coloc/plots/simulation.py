@@ -30,8 +30,8 @@ from matplotlib.lines import Line2D
 
 from coloc import datasets
 from coloc.policies import KINDS
-from coloc.studies.regret import CONTENDED
 from coloc.stats import mean_ci
+from coloc.studies.regret import CONTENDED
 
 BAR_METRICS = {"jct_mean": "mean JCT (h)", "makespan": "makespan (h)",
                "queue_delay_mean": "mean queueing delay (h)", "gpu_util_mean": "GPU utilization\n(busy share of the makespan)"}
@@ -49,7 +49,7 @@ def scenario_figures(summary: pd.DataFrame, jobs: pd.DataFrame, utilization: pd.
     """The figures of one scenario by name (SCENARIO_FIGURES): three at sweep point `point`, the sweep over all."""
     rows = at_point(summary, scenario, point)
     order = policy_order(rows)
-    kinds = dict(zip(rows["policy"], rows["kind"]))
+    kinds = dict(zip(rows["policy"], rows["kind"], strict=True))
     every = summary[summary["scenario"] == scenario]
     return {
         "policies": policy_bars(rows, metrics=bar_metrics(rows),
@@ -74,7 +74,7 @@ def policy_order(summary: pd.DataFrame) -> list[str]:
 
     ``summary`` has the columns policy and kind (the simulation summary has both).
     """
-    kinds = dict(zip(summary["policy"], summary["kind"]))
+    kinds = dict(zip(summary["policy"], summary["kind"], strict=True))
     rank = {kind: i for i, kind in enumerate(KINDS)}
     unknown = sorted(set(kinds.values()) - set(rank))
     if unknown:
@@ -94,7 +94,7 @@ def label(policy: str, kind: str) -> str:
 def palette(order: list[str]) -> dict[str, tuple]:
     """One colour per policy, by its place in ``order`` (the same in every figure of a scenario)."""
     colours = sns.color_palette("tab10" if len(order) <= 10 else "tab20", len(order))
-    return dict(zip(order, colours))
+    return dict(zip(order, colours, strict=True))
 
 
 def truth_of(rows: pd.DataFrame) -> str:
@@ -142,11 +142,11 @@ def at_point(table: pd.DataFrame, scenario: str, point: float) -> pd.DataFrame:
 def policy_bars(summary: pd.DataFrame, metrics=tuple(BAR_METRICS), title: str = "") -> plt.Figure:
     """One panel per metric, a horizontal bar per policy: the mean over seeds, whiskers its 95% interval."""
     order = policy_order(summary)
-    kinds = dict(zip(summary["policy"], summary["kind"]))
+    kinds = dict(zip(summary["policy"], summary["kind"], strict=True))
     colours = palette(order)
     fig, axes = plt.subplots(1, len(metrics), figsize=(3.6 * len(metrics) + 1.5, 0.42 * len(order) + 1.6),
                              sharey=True, squeeze=False)
-    for ax, metric in zip(axes[0], metrics):
+    for ax, metric in zip(axes[0], metrics, strict=True):
         scale = 3600.0 if metric in HOURS else 1.0
         stats = [mean_ci(summary.loc[summary["policy"] == p, metric] / scale) for p in order]
         means = np.array([s[0] for s in stats])
@@ -154,7 +154,7 @@ def policy_bars(summary: pd.DataFrame, metrics=tuple(BAR_METRICS), title: str = 
         y = np.arange(len(order))
         bars = ax.barh(y, means, xerr=np.nan_to_num(err), color=[colours[p] for p in order],
                        error_kw={"elinewidth": 1, "capsize": 2})
-        for bar, policy in zip(bars, order):
+        for bar, policy in zip(bars, order, strict=True):
             if kinds[policy] == "oracle":
                 bar.set_hatch("//")
                 bar.set_edgecolor("black")
@@ -203,7 +203,7 @@ def utilization_over_time(series: pd.DataFrame, order: list[str], kinds: dict[st
     fig, axes = plt.subplots(rows, columns, figsize=(3.4 * columns, 2.4 * rows), sharex=True, sharey=True,
                              squeeze=False)
     colours = palette(order)
-    for ax, policy in zip(axes.flat, order):
+    for ax, policy in zip(axes.flat, order, strict=True):
         mine = curves[curves["policy"] == policy]
         if policy != "fifo" and "fifo" in order:
             fifo = curves[curves["policy"] == "fifo"]
@@ -261,13 +261,13 @@ def sweep(summary: pd.DataFrame, metrics=tuple(SWEEP_METRICS), title: str = "") 
     without a fifo run it shows every policy's.
     """
     order = policy_order(summary)
-    kinds = dict(zip(summary["policy"], summary["kind"]))
+    kinds = dict(zip(summary["policy"], summary["kind"], strict=True))
     colours = palette(order)
     swept = SWEEP_NAMES.get(summary["sweep"].iloc[0], summary["sweep"].iloc[0])
     height = max(3.9, 0.3 * (len(order) + 3))  # the legend beside the panels: a line per policy, none cut off
     fig, axes = plt.subplots(1, len(metrics) + 1, figsize=(4.3 * (len(metrics) + 1), height), squeeze=False)
     axes = axes[0]
-    for ax, metric in zip(axes, metrics):
+    for ax, metric in zip(axes, metrics, strict=True):
         scale = 3600.0 if metric in HOURS else 1.0
         for i, policy in enumerate(order):
             _line_with_interval(ax, summary[summary["policy"] == policy], metric, scale, colours[policy],
@@ -290,7 +290,7 @@ def sweep(summary: pd.DataFrame, metrics=tuple(SWEEP_METRICS), title: str = "") 
         ax.grid(alpha=0.3)
     handles, labels = {}, []
     for ax in axes:
-        for handle, text in zip(*ax.get_legend_handles_labels()):
+        for handle, text in zip(*ax.get_legend_handles_labels(), strict=True):
             if text not in handles:
                 handles[text] = handle
                 labels.append(text)
@@ -324,11 +324,11 @@ def scheduling_delay(table: pd.DataFrame, paper: dict[str, float] | None = None,
     reported by the paper (ISACPP Fig. 16), drawn as stars in the policy's colour for reference.
     """
     order = policy_order(table)
-    kinds = dict(zip(table["policy"], table["kind"]))
+    kinds = dict(zip(table["policy"], table["kind"], strict=True))
     colours = palette(order)
     clusters = list(dict.fromkeys(table["cluster"]))
     fig, axes = plt.subplots(1, len(clusters), figsize=(5.2 * len(clusters), 4.2), sharey=True, squeeze=False)
-    for ax, cluster in zip(axes[0], clusters):
+    for ax, cluster in zip(axes[0], clusters, strict=True):
         rows = table[table["cluster"] == cluster]
         for policy in order:
             mine = rows[rows["policy"] == policy]
@@ -362,7 +362,7 @@ REGRET_SHOWN = (-0.5, 2.0)  # the regret axis; values beyond it are written at i
 def regret_title(summary: pd.DataFrame) -> str:
     """What the regret figure shows and where its numbers come from: truth, clusters, protocols, predictors."""
     firsts = summary.drop_duplicates("scenario")
-    clusters = "; ".join(f"{s} {c}" for s, c in zip(firsts["scenario"], firsts["cluster"]))
+    clusters = "; ".join(f"{s} {c}" for s, c in zip(firsts["scenario"], firsts["cluster"], strict=True))
     read = summary[summary["kind"] == "predictive"] if "kind" in summary.columns else summary
     protocols = ", ".join(sorted(p for p in read["protocol"].dropna().unique() if p)) or "none"
     norm = ", ".join(sorted(p for p in read.get("predictor_norm", pd.Series(dtype=str)).dropna().unique() if p)) or "-"
@@ -387,7 +387,7 @@ def regret(table: pd.DataFrame, title: str = "") -> plt.Figure:
     sizes = [shown.loc[shown["scenario"] == s, "policy"].nunique() for s in scenarios]
     fig, axes = plt.subplots(len(scenarios), 1, figsize=(10, 0.32 * sum(sizes) + 1.3 * len(scenarios) + 0.8),
                              gridspec_kw={"height_ratios": [n + 2 for n in sizes]}, squeeze=False)
-    for ax, scenario in zip(axes[:, 0], scenarios):
+    for ax, scenario in zip(axes[:, 0], scenarios, strict=True):
         _regret_panel(ax, shown[shown["scenario"] == scenario])
         ax.set_title(scenario, fontsize=10, loc="left")
     axes[-1, 0].set_xlabel("regret = (mean JCT - oracle's) / (fifo's - oracle's); whiskers: 95% interval (Fieller, "
@@ -401,7 +401,7 @@ def _regret_panel(ax, rows: pd.DataFrame) -> None:
     low, high = REGRET_SHOWN
     policies = policy_order(rows)
     points = sorted(rows["point"].unique())
-    colours = dict(zip(points, sns.color_palette("viridis", len(points))))
+    colours = dict(zip(points, sns.color_palette("viridis", len(points)), strict=True))
     beyond: dict[tuple[int, bool], list] = {}  # (row, right side) -> [(value, colour)]
     for j, point in enumerate(points):
         at = rows[rows["point"] == point].set_index("policy").reindex(policies)

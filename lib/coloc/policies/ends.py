@@ -106,7 +106,7 @@ class PredictedEnds:
         size = max(NEAR, 2 * (k + 1))
         self._most_near = NEAR_GROWTH * size
         if len(times) <= size:
-            self._near = dict(zip(self._ids, map(tuple, self._state[:, :len(times)].T.tolist())))
+            self._near = dict(zip(self._ids, map(tuple, self._state[:, :len(times)].T.tolist()), strict=True))
             self._line = (now, math.inf, 0.0, 0.0)
             return np.sort(times).tolist()
         order = np.argpartition(times, size)
@@ -118,7 +118,7 @@ class PredictedEnds:
         scale = float(((np.abs(state[REMAINING]) + worked) / per_work + np.abs(times)).max())
         self._line = (now, theta, slope, scale)
         ids = self._ids
-        self._near = dict(zip([ids[i] for i in near.tolist()], map(tuple, self._state[:, near].T.tolist())))
+        self._near = dict(zip([ids[i] for i in near.tolist()], map(tuple, self._state[:, near].T.tolist()), strict=True))
         return np.sort(times[near]).tolist()
 
     def _limit(self, now: float) -> float:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import itertools
 import math
 import numbers
 
@@ -47,7 +48,7 @@ def _thresholds(values) -> tuple[float, ...]:
     items = tuple(values)
     numeric = all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in items)
     out = tuple(float(v) for v in items) if numeric else ()
-    if (not numeric or any(not 0 < t < math.inf for t in out) or any(b <= a for a, b in zip(out, out[1:]))):
+    if (not numeric or any(not 0 < t < math.inf for t in out) or any(b <= a for a, b in itertools.pairwise(out))):
         raise ValueError(f"tiresias thresholds {items!r}: expected finite, positive, strictly increasing "
                          f"GPU-seconds, e.g. (3600.0, 36000.0)")
     return out
@@ -182,7 +183,7 @@ class Tiresias(Policy):
                         chosen = (entry, where, ahead, left)
                         break
                 else:
-                    full = [min(least, gpus + 1) for least, gpus in zip(full, left)]
+                    full = [min(least, gpus + 1) for least, gpus in zip(full, left, strict=True)]
                     self._advance(view, firsts, count, entry, full)
             if chosen is not None:
                 entry, where, taken, room = chosen
@@ -298,7 +299,7 @@ class RunningIndex:
     def before(self, entry: tuple) -> list[int]:
         """Per device type, GPUs of the indexed jobs ahead of `entry` in priority order."""
         level, place = entry[0], self._place[entry[-1]]
-        return [ahead[level] + trees[level].before(place) for ahead, trees in zip(self._ahead, self._trees)]
+        return [ahead[level] + trees[level].before(place) for ahead, trees in zip(self._ahead, self._trees, strict=True)]
 
     def first_stop(self, room: list[int], taken: list[int]):
         """(entry, job, device type) of the first job that finds no room, when each device type's jobs up to

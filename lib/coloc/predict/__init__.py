@@ -12,7 +12,13 @@ for _module in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_module.name}")
 
 from coloc.predict.base import (  # noqa: E402,F401
-    InsufficientData, Predictor, Tables, UtilizationPredictor, make_queries, pair_queries, predict_pairs,
+    InsufficientData,
+    Predictor,
+    Tables,
+    UtilizationPredictor,
+    make_queries,
+    pair_queries,
+    predict_pairs,
 )
 from coloc.predict.protocols import PROTOCOLS, ProtocolSkipped  # noqa: E402,F401
 from coloc.predict.registry import REGISTRY, check_options, make_predictor, names, registered  # noqa: E402,F401

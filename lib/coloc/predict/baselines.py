@@ -19,10 +19,24 @@ from sklearn.linear_model import Ridge
 from sklearn.preprocessing import StandardScaler
 
 from coloc.predict import encodings
-from coloc.predict.base import (InsufficientData, Predictor, Tables, UtilizationPredictor, check_limit, pair_labels,
-                                result)
-from coloc.predict.inputs import (RATE_COLUMNS, SOLO_COLUMNS, contrast_features, graph_columns, job_frame,
-                                  pair_features, util_labels)
+from coloc.predict.base import (
+    InsufficientData,
+    Predictor,
+    Tables,
+    UtilizationPredictor,
+    check_limit,
+    pair_labels,
+    result,
+)
+from coloc.predict.inputs import (
+    RATE_COLUMNS,
+    SOLO_COLUMNS,
+    contrast_features,
+    graph_columns,
+    job_frame,
+    pair_features,
+    util_labels,
+)
 from coloc.predict.registry import register
 
 

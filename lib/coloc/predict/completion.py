@@ -128,7 +128,7 @@ class MatrixCompletion(Predictor):
     def predict(self, queries: pd.DataFrame, context: Tables) -> pd.DataFrame:
         ex = exploded(queries)
         jobs = queries["workload"].to_numpy()[ex["query"].to_numpy()]
-        log_pair = np.array([self._log_pair(d, j, c) for d, j, c in zip(ex["device"], jobs, ex["workload"])])
+        log_pair = np.array([self._log_pair(d, j, c) for d, j, c in zip(ex["device"], jobs, ex["workload"], strict=True)])
         log_norm = np.zeros(len(queries))
         np.add.at(log_norm, ex["query"].to_numpy(), log_pair)
         pred = np.exp(log_norm)

@@ -71,13 +71,13 @@ import pandas as pd
 import torch
 from torch import nn
 
+from coloc.devices import ISACPP_FEATURES
+from coloc.pairs import directed, keyed_mean
 from coloc.predict.base import InsufficientData, Predictor, Tables, pair_queries, result
 from coloc.predict.baselines import LightGBMPairs
 from coloc.predict.inputs import graph_columns, job_frame, lookup
 from coloc.predict.protocols import derived_seed, group_of, groups_in, inner_folds, touches
 from coloc.predict.registry import check_params, register
-from coloc.devices import ISACPP_FEATURES
-from coloc.pairs import directed, keyed_mean
 
 EDGE_CHOICES = ("lgbm", "constant", "measured")  # "measured": egat-profiled only
 # Node feature groups that option ``drop`` can leave out (ISACPP's ablation).
@@ -269,7 +269,7 @@ def set_graphs(sets: list[tuple[str, tuple[str, ...]]], node_x: pd.DataFrame, ed
                     dst_d.append(device), dst_w.append(jobs[i]), src_w.append(jobs[j]), slots.append((g, i, j))
     if slots:
         values = np.asarray(edge_fn(dst_d, dst_w, src_w), np.float32)
-        g_idx, i_idx, j_idx = map(np.array, zip(*slots))
+        g_idx, i_idx, j_idx = map(np.array, zip(*slots, strict=True))
         e[g_idx, i_idx, j_idx, 0] = values
     adj = mask[:, :, None] & mask[:, None, :]
     if not self_loops:
@@ -331,7 +331,7 @@ class EdgeModel:
             model = self._model().fit(train.with_pairs(pairs[fit_pairs]))
             held = queries[fill]
             values = slowdown(model.predict(held, train)["pred_norm"])
-            for (d, w, co), v in zip(held[["device", "workload", "co_runners"]].itertuples(index=False), values):
+            for (d, w, co), v in zip(held[["device", "workload", "co_runners"]].itertuples(index=False), values, strict=True):
                 out[(d, w, co[0])] = float(v)
         return out
 
@@ -420,7 +420,7 @@ class GraphPairModel(Predictor):
         if self.edge == "measured":
             known = measured_edges(context) if known is None else known
         if known is not None:
-            return lambda device, dst, src: np.array([known[k] for k in zip(device, dst, src)])
+            return lambda device, dst, src: np.array([known[k] for k in zip(device, dst, src, strict=True)])
         return lambda device, dst, src: self._edge_model().predict(context, device, dst, src)
 
     # -- what a subclass gives
@@ -481,7 +481,8 @@ class GraphPairModel(Predictor):
         loss_fn = nn.SmoothL1Loss()
         best, best_state, stale, epoch = float("inf"), None, 0, 0
         shuffle = np.random.default_rng(derived_seed(self.seed, "egat-batches"))
-        for epoch in range(1, self.max_epochs + 1):
+        # (the loop's last epoch is returned with the network)
+        for epoch in range(1, self.max_epochs + 1):  # noqa: B007
             net.train()
             fit = shuffle.permutation(fit)
             for start in range(0, len(fit), self.batch_size):

@@ -32,7 +32,16 @@ from coloc import cpu_paths
 from coloc.predict.base import InsufficientData, Tables, params_of, predict_pairs
 from coloc.predict.inputs import util_labels
 from coloc.predict.metrics import METRICS, rmsle, score_table, scores
-from coloc.predict.protocols import JOB_GROUPS, Fold, ProtocolSkipped, base_protocol, folds, group_of, job_groups, util_folds
+from coloc.predict.protocols import (
+    JOB_GROUPS,
+    Fold,
+    ProtocolSkipped,
+    base_protocol,
+    folds,
+    group_of,
+    job_groups,
+    util_folds,
+)
 from coloc.predict.registry import make_predictor, split_options
 
 PRED_COLUMNS = ["device", "workload_a", "workload_b", "predictor", "seed", "fold", "held_out",
@@ -147,8 +156,8 @@ def both_own_folds_test(predictions: pd.DataFrame, all_folds: list[Fold], groups
     protocol a pair that was a probe in one of them is not: it is scored in neither)."""
     of = group_of(groups)
     tested = {(f.held_out, *key) for f in all_folds
-              for key in zip(f.test["device"], f.test["workload_a"], f.test["workload_b"])}
-    keys = zip(predictions["device"], predictions["workload_a"], predictions["workload_b"])
+              for key in zip(f.test["device"], f.test["workload_a"], f.test["workload_b"], strict=True)}
+    keys = zip(predictions["device"], predictions["workload_a"], predictions["workload_b"], strict=True)
     return pd.Series([(of(a), d, a, b) in tested and (of(b), d, a, b) in tested for d, a, b in keys],
                      index=predictions.index, dtype=bool)
 

@@ -24,8 +24,15 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares
 
-from coloc.predict.base import (InsufficientData, Predictor, Tables, UtilizationPredictor, feasible_rows, pair_labels,
-                               result)
+from coloc.predict.base import (
+    InsufficientData,
+    Predictor,
+    Tables,
+    UtilizationPredictor,
+    feasible_rows,
+    pair_labels,
+    result,
+)
 from coloc.predict.baselines import check_lightgbm, lgbm_params
 from coloc.predict.inputs import DEVICE_COLUMNS, exploded, graph_columns, lookup, util_labels
 from coloc.predict.protocols import derived_seed
@@ -85,6 +92,12 @@ class HorusUtilization(UtilizationPredictor):
 IMPLIED_RIDGE = 0.01  # weight of the pull of each u towards its start (identifies u where no pair is slowed)
 
 
+def _implied_residuals(u, own, other, log_s, weight, start):
+    """The implied utilizations' residuals: each pair's log slowdown against log(max(1, u_a + u_b)), and the ridge
+    pull of each u towards its start."""
+    return np.concatenate([np.log(np.maximum(1.0, u[own] + u[other])) - log_s, weight * (u - start)])
+
+
 def implied_utilization(pairs: pd.DataFrame, ridge: float = IMPLIED_RIDGE) -> pd.DataFrame:
     """device, workload, util, util_source ("implied"): the utilization each job's measured pairs imply.
 
@@ -108,12 +121,8 @@ def implied_utilization(pairs: pd.DataFrame, ridge: float = IMPLIED_RIDGE) -> pd
         log_s = np.log(1.0 / np.clip(part["norm"].to_numpy(float), 1e-6, None))
         median = pd.Series(np.exp(log_s)).groupby(own).median().reindex(range(len(jobs))).fillna(1.0).to_numpy()
         start = np.clip(median / 2, 0.0, 1.0)
-        weight = np.sqrt(ridge)
-
-        def residuals(u):
-            return np.concatenate([np.log(np.maximum(1.0, u[own] + u[other])) - log_s, weight * (u - start)])
-
-        fit = least_squares(residuals, start, bounds=(0.0, 1.0), method="trf")
+        fit = least_squares(_implied_residuals, start, bounds=(0.0, 1.0), method="trf",
+                            args=(own, other, log_s, np.sqrt(ridge), start))
         frames.append(pd.DataFrame({"device": device, "workload": jobs, "util": fit.x}))
     if not frames:
         return pd.DataFrame({"device": [], "workload": [], "util": [], "util_source": []})

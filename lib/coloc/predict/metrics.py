@@ -53,7 +53,7 @@ def score_table(predictions: pd.DataFrame, group: list[str]) -> pd.DataFrame:
     out = []
     for keys, sub in rows.groupby(group, sort=True):
         keys = keys if isinstance(keys, tuple) else (keys,)
-        base = dict(zip(group, keys))
+        base = dict(zip(group, keys, strict=True))
         out.append(base | {"scope": "overall", "key": "all"} | scores(sub["norm"], sub["pred"]))
         for scope, column in (("device", "device"), ("family", "family")):
             for key, part in sub.groupby(column, sort=True):

@@ -193,8 +193,8 @@ def probe_pairs(pairs: pd.DataFrame, group: str, of, references: dict) -> pd.Ser
     device (``references``: device -> job types)."""
     ref = [set(references.get(d, ())) for d in pairs["device"]]
     in_a, in_b = pairs["workload_a"].map(of) == group, pairs["workload_b"].map(of) == group
-    ref_a = pd.Series([w in r for w, r in zip(pairs["workload_a"], ref)], index=pairs.index, dtype=bool)
-    ref_b = pd.Series([w in r for w, r in zip(pairs["workload_b"], ref)], index=pairs.index, dtype=bool)
+    ref_a = pd.Series([w in r for w, r in zip(pairs["workload_a"], ref, strict=True)], index=pairs.index, dtype=bool)
+    ref_b = pd.Series([w in r for w, r in zip(pairs["workload_b"], ref, strict=True)], index=pairs.index, dtype=bool)
     return (in_a & ref_b) | (in_b & ref_a)
 
 

@@ -18,13 +18,21 @@ import pandas as pd
 from coloc import datasets
 from coloc.datasets import family_of, save_table, user
 from coloc.devices import device_table, unknown_text
-from coloc.stats import mean_ci
 from coloc.predict.base import Tables, predict_pairs
-from coloc.predict.evaluate import (PRED_COLUMNS, SCORE_COLUMNS, UTIL_COLUMNS, UTIL_SCORE_COLUMNS, Evaluation,
-                                    evaluate, scores_of, utilization_scores)
+from coloc.predict.evaluate import (
+    PRED_COLUMNS,
+    SCORE_COLUMNS,
+    UTIL_COLUMNS,
+    UTIL_SCORE_COLUMNS,
+    Evaluation,
+    evaluate,
+    scores_of,
+    utilization_scores,
+)
 from coloc.predict.protocols import ProtocolSkipped, probe_protocol
 from coloc.predict.references import PROBE_WINDOW_S
 from coloc.predict.registry import check_options, make_predictor, split_options
+from coloc.stats import mean_ci
 
 # The datasets are coloc.datasets's registered ones, in its order; the workflow keeps each one's solo and pairs
 # tables in its Dataset.folder. Users' own measurements (config datasets.user.<name>; coloc.datasets.user) are
@@ -100,7 +108,7 @@ def load_tables(workloads_path, solo_path, pairs_path, families=None) -> Tables:
     ok = np.isfinite(solo["throughput"].astype(float)) & (solo["throughput"].astype(float) > 0)
     solo = solo[ok].reset_index(drop=True)
     if not solo.empty:
-        known = set(zip(solo["device"], solo["workload"]))
+        known = set(zip(solo["device"], solo["workload"], strict=True))
         has_solo = [(d, a) in known and (d, b) in known
                     for d, a, b in pairs[["device", "workload_a", "workload_b"]].itertuples(index=False)]
         pairs = pairs[has_solo].reset_index(drop=True)

@@ -172,7 +172,7 @@ def _record(m, record_key, device, settings, threads, workers, samples, failure)
     pids = [w.process.pid for w in workers]
     common = (max(starts), min(ends)) if max(starts) < min(ends) else (min(starts), max(ends))
     record["device_metrics"], per_pid = summarize(samples, *common, pids, len(device.cpus))
-    for job, pid in zip(record["jobs"], pids):
+    for job, pid in zip(record["jobs"], pids, strict=True):
         job.update(per_pid.get(pid, {}))
     return record
 

@@ -214,7 +214,7 @@ class GpuGroup:
 
     def check(self) -> None:
         """The kept progress state equals the single-GPU residents' (slow; for Cluster.check)."""
-        for i, (key, gpu) in enumerate(self._order):
+        for i, (_, gpu) in enumerate(self._order):
             job = self._residents[gpu][0]
             if job.num_gpus > 1:
                 continue  # a lone gang job's speed follows its other GPUs: its order is not used

@@ -224,7 +224,7 @@ def _memory_dict(solo: pd.DataFrame) -> dict[tuple[str, str], float]:
     if "mem_bytes" not in solo.columns:
         return {}
     out = {}
-    for device, workload, value in zip(solo["device"], solo["workload"], solo["mem_bytes"]):
+    for device, workload, value in zip(solo["device"], solo["workload"], solo["mem_bytes"], strict=True):
         value = float(value)
         if math.isnan(value):
             continue
@@ -239,7 +239,7 @@ def _label_dict(solo: pd.DataFrame) -> dict[tuple[str, str], int]:
     if "lucid_label" not in solo.columns:
         return {}
     out = {}
-    for row, (device, workload, value) in enumerate(zip(solo["device"], solo["workload"], solo["lucid_label"])):
+    for row, (device, workload, value) in enumerate(zip(solo["device"], solo["workload"], solo["lucid_label"], strict=True)):
         if pd.isna(value):
             continue
         if value not in (0, 1, 2):
@@ -287,7 +287,7 @@ def _pair_dicts(pairs: pd.DataFrame):
     source: dict[tuple[str, str, str], int] = {}
     n = len(pairs)
     for i, (device, workload, other, ok) in enumerate(zip(rows["device"], rows["workload"], rows["other"],
-                                                           rows["feasible"])):
+                                                           rows["feasible"], strict=True)):
         key = (device, workload, other)
         if source.setdefault(key, i % n) != i % n:
             raise ValueError(f"pairs table row {i % n}: duplicate pair {key} (also row {source[key]})")

@@ -103,7 +103,7 @@ def utilization_series(timeline: pd.DataFrame, total_gpus: int, bin_s: float) ->
     if "measured_util_gpus" not in timeline.columns:
         timeline = timeline.assign(measured_util_gpus=math.nan)
     rows = []
-    for lo, hi in zip(edges[:-1], edges[1:]):
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
         rows.append((lo, *(_bin_mean(timeline, c, lo, hi) / total_gpus for c in columns)))
     return pd.DataFrame(rows, columns=["time", "gpu_util", "effective_util", "measured_util"])
 

@@ -228,7 +228,7 @@ def _norm_dicts(rows: pd.DataFrame, what: str):
             _refuse(rows, column, (values < 0) | np.isposinf(values), what, "a spread >= 0, or NaN for none")
     table = directed(rows[columns])
     predicted = table[np.isfinite(table["pred_norm"].to_numpy(float))]
-    unpredicted = set(zip(*(table.loc[~table.index.isin(predicted.index), c] for c in ("device", "workload", "other"))))
+    unpredicted = set(zip(*(table.loc[~table.index.isin(predicted.index), c] for c in ("device", "workload", "other")), strict=True))
     norms = {key: min(max(value, FLOOR), 1.0) for key, value in keyed_mean(predicted, "pred_norm").items()}
     stds = {}
     if has_std:

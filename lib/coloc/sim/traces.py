@@ -256,7 +256,7 @@ def jobs_from_trace(trace: pd.DataFrame, profile, spec) -> dict[int, Job]:
     table = trace[list(TRACE_COLUMNS)]
     columns = _valid_columns(table)
     if columns is not None:  # every number checked at once
-        made = (Job(*values) for values in zip(*columns))
+        made = (Job(*values) for values in zip(*columns, strict=True))
     else:  # row by row, to name the first bad value
         made = (_job(row, row_number) for row_number, row in enumerate(table.itertuples(index=False)))
     for row_number, job in enumerate(made):

@@ -28,12 +28,12 @@ import pandas as pd
 from coloc import policies
 from coloc.datasets import family_of
 from coloc.sim import traces
-from coloc.studies import experiment
 from coloc.sim.cluster import ClusterSpec
 from coloc.sim.interference import GroundTruth
 from coloc.sim.job import QUEUED, Job
 from coloc.sim.predictions import Predictions
 from coloc.sim.view import Profile, SchedulerView
+from coloc.studies import experiment
 
 COLUMNS = ["policy", "kind", "queued_jobs", "cluster", "gpus", "seed", "decision_s", "placed", "busy_gpus"]
 PAPER_AT_100 = {"isacpp": 35.4, "horus": 15.3, "fifo": 9.3}  # ISACPP Fig. 16, s at 100 queued (fifo: Volcano)
@@ -191,7 +191,7 @@ def measure(truth: GroundTruth, predictions: Predictions | None, policy_names: S
     workloads = job_types(truth, families)
     _check_predictions(truth, predictions, policy_names, specs, workloads)
     profile = Profile.of(truth)
-    cases = [(text, spec, n, seed) for text, spec in zip(clusters, specs) for n in queued_jobs for seed in seeds]
+    cases = [(text, spec, n, seed) for text, spec in zip(clusters, specs, strict=True) for n in queued_jobs for seed in seeds]
     rows = []
     for text, spec, n, seed in (progress(cases) if progress else cases):
         draw = (spec, profile, median_duration_s, duration_sigma, gpu_mix)

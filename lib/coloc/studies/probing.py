@@ -36,10 +36,10 @@ from coloc.predict.references import choose_references
 from coloc.sim import metrics, traces
 from coloc.sim.cluster import ClusterSpec
 from coloc.sim.engine import simulate
-from coloc.studies.experiment import cluster_workloads, make_policy, truth_name
 from coloc.sim.interference import GroundTruth
 from coloc.sim.predictions import Predictions
 from coloc.stats import mean_ci, ratio_ci
+from coloc.studies.experiment import cluster_workloads, make_policy, truth_name
 
 PRED_KEEP = ["device", "workload_a", "workload_b", "predictor", "seed", "held_out", "pred_norm_a", "pred_norm_b",
              "pred_std_a", "pred_std_b"]
@@ -105,10 +105,10 @@ def probe_predictions(probe_preds: pd.DataFrame, seen_preds: pd.DataFrame, pairs
         raise ValueError(f"probe predictions: no seed in both files ({sorted(set(new_rows['seed']))} and "
                          f"{sorted(set(seen_rows['seed']))})")
     probes = measured_probes(pairs, new, k)
-    probe_keys = set(zip(probes["device"], probes["workload_a"], probes["workload_b"]))
+    probe_keys = set(zip(probes["device"], probes["workload_a"], probes["workload_b"], strict=True))
     new_rows = new_rows[_touches_any(new_rows, new)]
     new_rows = new_rows[[key not in probe_keys for key in
-                         zip(new_rows["device"], new_rows["workload_a"], new_rows["workload_b"])]]
+                         zip(new_rows["device"], new_rows["workload_a"], new_rows["workload_b"], strict=True)]]
     seen_rows = seen_rows[~_touches_any(seen_rows, new)]
     fill = None
     if no_probe_preds is not None:
@@ -119,9 +119,9 @@ def probe_predictions(probe_preds: pd.DataFrame, seen_preds: pd.DataFrame, pairs
         own = new_rows[new_rows["seed"] == seed]
         parts += [own, seen_rows[seen_rows["seed"] == seed], probes.assign(seed=seed, predictor=predictor)]
         if fill is not None:
-            have = probe_keys | set(zip(own["device"], own["workload_a"], own["workload_b"]))
+            have = probe_keys | set(zip(own["device"], own["workload_a"], own["workload_b"], strict=True))
             extra = fill[fill["seed"] == seed]
-            parts.append(extra[[key not in have for key in zip(extra["device"], extra["workload_a"], extra["workload_b"])]])
+            parts.append(extra[[key not in have for key in zip(extra["device"], extra["workload_a"], extra["workload_b"], strict=True)]])
     return pd.concat(parts, ignore_index=True)[PRED_KEEP]
 
 

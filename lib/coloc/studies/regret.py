@@ -50,7 +50,7 @@ def regret_table(summary: pd.DataFrame, metric: str = "jct_mean", bound: str = "
         ref = {name: _at(values, at) for name, values in per_seed.items()}
         if ref[bound].empty or ref[baseline].empty:
             continue
-        row = dict(zip([*keys, "policy", "protocol"], group))
+        row = dict(zip([*keys, "policy", "protocol"], group, strict=True))
         if "kind" in part.columns:
             row["kind"] = part["kind"].iloc[0]
         mine = part.groupby("seed")[metric].mean()

@@ -32,10 +32,10 @@ import pandas as pd
 import coloc
 from coloc import datasets
 from coloc.policies.entry import PolicyEntry
-from coloc.studies import experiment
 from coloc.sim.cluster import ClusterSpec
 from coloc.sim.interference import GroundTruth
 from coloc.sim.metrics import utilization_series
+from coloc.studies import experiment
 
 SWEEP_KEYS = ("load", "interval_s", "gpus")
 TABLES = ("summary", "jobs", "utilization")

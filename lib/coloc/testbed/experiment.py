@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from coloc import devices as device_table
-from coloc import plots, policies, profiler
+from coloc import devices as device_table, plots, policies, profiler
 from coloc.plots import testbed as testbed_plots
 from coloc.profiler import hardware
 from coloc.profiler.extrapolation import extrapolation_error
 from coloc.sim.interference import GroundTruth
 
 from . import compare, devices, runner, trace
+
 
 @dataclasses.dataclass
 class Measured:
@@ -48,7 +48,7 @@ def run(config: dict, out: Path, say=print) -> tuple[pd.DataFrame, dict]:
     say(f"testbed on {len(devs)} x {devs[0].name} ({config['devices']}), commit {before['commit']}")
     measured = measure_device(config, devs[0], out, settings, say)
     settings = dataclasses.replace(settings, restart_cost_s=measured.restart_cost_s)  # the view's charge
-    tput = dict(zip(measured.solo["workload"], measured.solo["throughput"]))
+    tput = dict(zip(measured.solo["workload"], measured.solo["throughput"], strict=True))
     jobs = trace.make(config["workloads"], config["n_jobs"], tput, config["min_s"], config["max_s"], config["seed"])
     preds = compare.predictions(measured.solo, measured.pairs)
     real, segments, run_stats = real_runs(config, devs, jobs, measured, preds, settings, out, say)
@@ -74,11 +74,11 @@ def measure_device(config: dict, device: devices.Device, out: Path, settings: ru
     say(f"profiled: {len(solo)} job types, {len(pairs)} pairs")
     path = out / "launches_measured.csv"
     if not path.exists():
-        tput = dict(zip(solo["workload"], solo["throughput"]))
+        tput = dict(zip(solo["workload"], solo["throughput"], strict=True))
         compare.measure_launches(device, config["workloads"], tput, out, settings).to_csv(path, index=False)
     launches = pd.read_csv(path)
     restart = float(launches["lost_s"].clip(lower=0).mean())
-    startup = dict(zip(launches["workload"], launches["startup_s"].clip(lower=0)))
+    startup = dict(zip(launches["workload"], launches["startup_s"].clip(lower=0), strict=True))
     say(f"restart cost {restart:.2f} s (mean over job types), start-up {startup}")
     return Measured(solo, pairs, records, restart, startup)
 

@@ -29,9 +29,9 @@ def make(workloads, n_jobs: int, solo_tput: dict[str, float], min_s: float, max_
     cycles = math.ceil(n_jobs / len(workloads))
     types = np.concatenate([rng.permutation(workloads) for _ in range(cycles)])[:n_jobs]
     seconds = np.exp(rng.uniform(math.log(min_s), math.log(max_s), n_jobs))
-    iterations = [max(min_iters, int(round(s * solo_tput[w]))) for w, s in zip(types, seconds)]
+    iterations = [max(min_iters, int(round(s * solo_tput[w]))) for w, s in zip(types, seconds, strict=True)]
     return pd.DataFrame({"job_id": np.arange(n_jobs, dtype=np.int64),
                          "submit_time": np.arange(n_jobs, dtype=float) * interval_s, "workload": list(types),
                          "iterations": np.array(iterations, dtype=np.int64),
-                         "duration": [n / solo_tput[w] for n, w in zip(iterations, types)],
+                         "duration": [n / solo_tput[w] for n, w in zip(iterations, types, strict=True)],
                          "num_gpus": np.ones(n_jobs, dtype=np.int64)})

@@ -317,14 +317,14 @@ SHAPENET_POINTS, SHAPENET_CLASSES = 2_500, 16
 
 def _pointwise(widths) -> nn.Sequential:
     mods = []
-    for cin, cout in zip(widths[:-1], widths[1:]):
+    for cin, cout in zip(widths[:-1], widths[1:], strict=True):
         mods += [nn.Conv1d(cin, cout, 1), nn.BatchNorm1d(cout), nn.ReLU()]
     return nn.Sequential(*mods)
 
 
 def _head(widths, dropout: float = 0.0) -> nn.Sequential:
     mods = []
-    for i, (cin, cout) in enumerate(zip(widths[:-1], widths[1:])):
+    for i, (cin, cout) in enumerate(zip(widths[:-1], widths[1:], strict=True)):
         mods.append(nn.Linear(cin, cout))
         if i < len(widths) - 2:
             if dropout and i == len(widths) - 3:

@@ -104,7 +104,7 @@ def make(path: str, device: torch.device, seed: int) -> tuple[nn.Module, tuple[t
     single = isinstance(batch, torch.Tensor)
 
     def structured(tensors: tuple) -> Any:
-        return tensors[0] if single else dict(zip(keys, tensors)) if keys is not None else tuple(tensors)
+        return tensors[0] if single else dict(zip(keys, tensors, strict=True)) if keys is not None else tuple(tensors)
 
     if loss_fn is None:
         steps = dict(forward=lambda m, b: forward(m, structured(b)), criterion=synthetic_loss)
