@@ -1,6 +1,7 @@
 """Config files are plain data: a YTE template, YAML anchors and aliases, and Python tags are refused, before
 Snakemake evaluates the file where the workflow profile applies (real `snakemake` calls), after it where not."""
 
+import itertools
 import os
 import subprocess
 import sys
@@ -26,7 +27,7 @@ def alias_bomb(levels: int = 9) -> str:
     """The billion laughs: 10 strings, each level 10 aliases of the one before (10**levels values, ~400 bytes)."""
     lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     names = "abcdefghijklmnop"
-    for before, name in zip(names, names[1:levels], strict=True):
+    for before, name in itertools.pairwise(names[:levels]):
         lines.append(f"{name}: &{name} [{', '.join([f'*{before}'] * 10)}]")
     return "\n".join(lines) + "\n"
 

@@ -139,3 +139,12 @@ def test_a_repeated_pair_and_missing_columns_are_refused(tmp_path, raw_files):
     shutil.copy(raw_files["lucid_solo"], tmp_path / "s.csv")
     with pytest.raises(DataError, match="no such file"):
         lucid.load_lucid(tmp_path / "none.csv", tmp_path / "s.csv")
+
+
+def test_the_parsers_measured_batches_are_the_zoos():
+    """The parser's own table of Lucid's batch sizes (no model code) names the zoo's Lucid job types exactly."""
+    assert lucid.measured_job_types() == workloads.lucid_names()
+    assert lucid.AMP_SUFFIX == workloads.AMP_SUFFIX
+    for (family, dataset), (plain, amp) in lucid.MEASURED_BATCHES.items():
+        entry = workloads.ENTRIES[family, dataset]
+        assert (entry.lucid_batches, entry.amp_batches) == (plain, amp), (family, dataset)

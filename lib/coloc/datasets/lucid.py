@@ -43,6 +43,30 @@ DEVICE = "rtx3090"
 LICENCE = "S-Lab License 1.0"  # non-commercial use and redistribution with the notice kept; commercial use: ask
 SOLO_ONLY = ("bert", "resnet50", "transformer")  # the families Lucid measured alone only
 MIB = 2**20
+AMP_SUFFIX = "-amp"  # a job type trained under automatic mixed precision (coloc.workloads.AMP_SUFFIX)
+_THREE, _TWO = (32, 64, 128), (64, 128)
+# coloc's (family, dataset) -> (the batch sizes Lucid measured, those it also measured under automatic mixed
+# precision): the job types a Lucid row may name. The zoo's catalog (coloc.workloads.catalog) holds the same, as
+# each entry's lucid_batches and amp_batches; tests/test_datasets_lucid.py holds the two equal. Kept here so that
+# the parser, which the registry imports, needs no model code (torch).
+MEASURED_BATCHES = {
+    ("resnet18", "cifar10"): (_THREE, _THREE), ("vgg11", "cifar10"): (_THREE, _THREE),
+    ("mobilenetv2", "cifar10"): (_THREE, _THREE), ("efficientnet", "cifar10"): (_THREE, _THREE),
+    ("mobilenetv3", "imagenet"): (_THREE, _THREE), ("dcgan", "lsun"): (_THREE, _THREE),
+    ("lm", "wikitext2"): (_TWO, _TWO), ("neumf", "movielens"): (_TWO, _TWO),
+    ("ppo", "lunarlander"): (_THREE, ()), ("td3", "bipedalwalker"): (_THREE, ()),
+    ("pointnet", "shapenet"): (_THREE, _THREE), ("bert", "squad"): ((32,), (32,)),
+    ("resnet50", "imagenet"): (_THREE, _THREE), ("transformer", "multi30k"): ((32, 64), ()),
+}
+
+
+def measured_job_types() -> list[str]:
+    """The job types of Lucid's measurements, sorted (the zoo's coloc.workloads.lucid_names())."""
+    return sorted(f"{family}-{dataset}-b{batch}{suffix}"
+                  for (family, dataset), (plain, amp) in MEASURED_BATCHES.items()
+                  for batches, suffix in ((plain, ""), (amp, AMP_SUFFIX)) for batch in batches)
+
+
 # Lucid's (model, dataset) -> coloc's (family, dataset) of the zoo (coloc.workloads.lucid for the new ones)
 LUCID_JOB_TYPES = {
     ("ResNet18", "CIFAR-10"): ("resnet18", "cifar10"),
@@ -119,8 +143,6 @@ def _numbers(path: Path, raw: pd.DataFrame, column: str, expected: str, low: flo
 
 def _job_types(path: Path, raw: pd.DataFrame, suffix: str = "") -> pd.Series:
     """coloc's job type of each row's (model, dataset, batchsize, amp) columns (``suffix``: "1", "2" or "")."""
-    from coloc import workloads
-
     model, dataset = f"model{suffix}", f"dataset{suffix}"
     known = [(m, d) in LUCID_JOB_TYPES for m, d in zip(raw[model], raw[dataset], strict=True)]
     _refuse(path, raw, ~np.array(known), model, f"one of Lucid's models with its dataset "
@@ -130,10 +152,10 @@ def _job_types(path: Path, raw: pd.DataFrame, suffix: str = "") -> pd.Series:
     amp = raw[f"amp{suffix}"]
     _refuse(path, raw, ~amp.isin(["0", "1"]), f"amp{suffix}", "0 or 1 (automatic mixed precision off / on)")
     names = pd.Series([
-        "-".join(LUCID_JOB_TYPES[m, d]) + f"-b{int(b)}" + (workloads.AMP_SUFFIX if a == "1" else "")
+        "-".join(LUCID_JOB_TYPES[m, d]) + f"-b{int(b)}" + (AMP_SUFFIX if a == "1" else "")
         for m, d, b, a in zip(raw[model], raw[dataset], batch, amp, strict=True)], index=raw.index)
-    _refuse(path, raw, ~names.isin(workloads.lucid_names()), f"batchsize{suffix}",
-            "a batch size (and AMP setting) Lucid measured for this model (coloc.workloads.lucid_names())")
+    _refuse(path, raw, ~names.isin(measured_job_types()), f"batchsize{suffix}",
+            "a batch size (and AMP setting) Lucid measured for this model (MEASURED_BATCHES)")
     return names
 
 

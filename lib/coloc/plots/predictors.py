@@ -28,8 +28,8 @@ def predicted_vs_measured(predictions: pd.DataFrame, predictors, source: str, pr
     cols = min(n, 3)
     fig, axes = plt.subplots(int(np.ceil(n / cols)), cols, figsize=(4 * cols, 3.8 * np.ceil(n / cols)),
                              squeeze=False, sharex=True, sharey=True)
-    colors = dict(zip(sorted(rows["device"].unique()), sns.color_palette("colorblind"), strict=True))
-    for ax, name in zip(axes.flat, predictors, strict=True):
+    colors = dict(zip(sorted(rows["device"].unique()), sns.color_palette("colorblind"), strict=False))
+    for ax, name in zip(axes.flat, predictors, strict=False):
         part = rows[rows["predictor"] == name]
         for device, color in colors.items():
             sub = part[part["device"] == device]

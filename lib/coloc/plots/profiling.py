@@ -122,7 +122,7 @@ def extrapolation(errors: pd.DataFrame, source: str = SOURCE) -> plt.Figure:
     fig, ax = plt.subplots(figsize=(12.5, 5.6))
     top = max(1.0, float(both[["measured", "product"]].to_numpy().max()) * 1.05)
     ax.plot([0, top], [0, top], color="0.4", linewidth=0.8, zorder=1, label="product = measured")
-    markers = dict(zip(sorted(both["workload"].unique()), "osD^vP*X", strict=True))
+    markers = dict(zip(sorted(both["workload"].unique()), "osD^vP*X", strict=False))
     colours = dict(zip(sorted(both["set"].unique()), sns.color_palette("colorblind", both["set"].nunique()), strict=True))
     for (name, workload), group in both.groupby(["set", "workload"], sort=True):
         ax.errorbar(group["measured"], group["product"], xerr=group["measured_std"].fillna(0.0), fmt=markers[workload],

@@ -203,7 +203,7 @@ def utilization_over_time(series: pd.DataFrame, order: list[str], kinds: dict[st
     fig, axes = plt.subplots(rows, columns, figsize=(3.4 * columns, 2.4 * rows), sharex=True, sharey=True,
                              squeeze=False)
     colours = palette(order)
-    for ax, policy in zip(axes.flat, order, strict=True):
+    for ax, policy in zip(axes.flat, order, strict=False):
         mine = curves[curves["policy"] == policy]
         if policy != "fifo" and "fifo" in order:
             fifo = curves[curves["policy"] == "fifo"]
@@ -267,7 +267,7 @@ def sweep(summary: pd.DataFrame, metrics=tuple(SWEEP_METRICS), title: str = "") 
     height = max(3.9, 0.3 * (len(order) + 3))  # the legend beside the panels: a line per policy, none cut off
     fig, axes = plt.subplots(1, len(metrics) + 1, figsize=(4.3 * (len(metrics) + 1), height), squeeze=False)
     axes = axes[0]
-    for ax, metric in zip(axes, metrics, strict=True):
+    for ax, metric in zip(axes, metrics, strict=False):
         scale = 3600.0 if metric in HOURS else 1.0
         for i, policy in enumerate(order):
             _line_with_interval(ax, summary[summary["policy"] == policy], metric, scale, colours[policy],
