@@ -11,6 +11,7 @@ Figures are drawn on matplotlib's non-interactive Agg backend (coloc.plots choos
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 os.environ.setdefault("MPLBACKEND", "Agg")
@@ -29,6 +30,30 @@ REPO = Path(__file__).resolve().parents[1]
 CI_RUN_ARGS = ("--prioritize", "figures/predictors/gavel_random5_scatter.png", "--configfile", str(CI_CONFIG))
 CI_RUN = pytest.StashKey[SharedRun]()
 SWEEP = pytest.StashKey[slurm_sweep.Sweep]()
+
+
+@pytest.fixture
+def policy_module(tmp_path, monkeypatch):
+    """``write(name, source)``: a new policy module where ``coloc.policies`` finds its modules (a temporary folder
+    on its path), as a user would add one; returns its module name. The registry and its presets are copies for
+    the test, so what the module registers leaves with it, and so does the module."""
+    import coloc.policies
+    from coloc.policies import base
+
+    coloc.policies.names()  # the package's own modules registered first: the copies below hold them
+    monkeypatch.setattr(coloc.policies, "__path__", [*coloc.policies.__path__, str(tmp_path)])
+    monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))
+    monkeypatch.setattr(base, "_PRESETS", dict(base._PRESETS))
+    written = []
+
+    def write(name: str, source: str) -> str:
+        (tmp_path / f"{name}.py").write_text(source)
+        written.append(f"coloc.policies.{name}")
+        return written[-1]
+
+    yield write
+    for module in written:
+        sys.modules.pop(module, None)
 
 
 def pytest_collection_modifyitems(items):

@@ -1,15 +1,12 @@
 """docs/extending.md's example policy, as the page gives it: its Python block saved as the module the page names,
 found by the registry with no other edit, and run on a small trace where its rule decides where a job goes."""
 import re
-import sys
 from pathlib import Path
 
 import pytest
 from sim_cases import ABC, predictions, tables, trace
 
-import coloc.policies
 from coloc import policies
-from coloc.policies import base
 from coloc.sim import ClusterSpec, GroundTruth, simulate
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "extending.md"
@@ -21,19 +18,15 @@ def python_blocks(text: str) -> list[str]:
 
 
 @pytest.fixture
-def example_policy(tmp_path, monkeypatch):
+def example_policy(policy_module):
     """The page's policy module, written where the package finds modules (a temporary folder on its path)."""
     text = PAGE.read_text()
     module = re.search(r"An example, `lib/coloc/policies/(\w+)\.py`", text)
     assert module, "docs/extending.md no longer names its example's module as `lib/coloc/policies/<name>.py`"
     blocks = [b for b in python_blocks(text) if "@register(" in b]
     assert len(blocks) == 1, f"docs/extending.md holds {len(blocks)} Python blocks registering a policy, not 1"
-    (tmp_path / f"{module[1]}.py").write_text(blocks[0])
-    policies.names()  # the package's own modules registered first: the copy below holds them
-    monkeypatch.setattr(coloc.policies, "__path__", [*coloc.policies.__path__, str(tmp_path)])
-    monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))
-    yield re.search(r'@register\("([^"]+)"\)', blocks[0])[1]
-    sys.modules.pop(f"coloc.policies.{module[1]}", None)
+    policy_module(module[1], blocks[0])
+    return re.search(r'@register\("([^"]+)"\)', blocks[0])[1]
 
 
 def run(name: str, predicted: dict):

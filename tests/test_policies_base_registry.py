@@ -6,7 +6,6 @@ import pandas as pd
 import pytest
 from sim_cases import ABC, predictions, tables
 
-import coloc.policies
 from coloc import policies
 from coloc.policies import base
 from coloc.studies import experiment
@@ -28,14 +27,9 @@ class ZzProbe(Policy):
 
 
 @pytest.fixture
-def new_policy_module(tmp_path, monkeypatch):
+def new_policy_module(policy_module):
     """A new module in the package's search path (a temporary folder), removed afterwards."""
-    (tmp_path / "zz_probe_policy.py").write_text(textwrap.dedent(NEW_POLICY))
-    policies.names()  # the package's own modules registered first: the copy below holds them
-    monkeypatch.setattr(coloc.policies, "__path__", [*coloc.policies.__path__, str(tmp_path)])
-    monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))
-    yield "coloc.policies.zz_probe_policy"
-    sys.modules.pop("coloc.policies.zz_probe_policy", None)
+    return policy_module("zz_probe_policy", textwrap.dedent(NEW_POLICY))
 
 
 def test_a_policy_in_a_new_module_is_found_with_no_other_edit(new_policy_module):

@@ -2,7 +2,6 @@
 parameters a policy declares to its constructor, and names them in every table (coloc.policies.entry)."""
 import copy
 import re
-import sys
 import textwrap
 from pathlib import Path
 
@@ -10,7 +9,6 @@ import pytest
 import yaml
 from sim_cases import ABC, tables
 
-import coloc.policies
 from coloc import config as cfg, policies
 from coloc.policies import base
 from coloc.policies.entry import LABEL_CHARS, PATTERN, PolicyEntry
@@ -164,15 +162,10 @@ class ZzOrder(Policy):
 
 
 @pytest.fixture
-def toy_policy_module(tmp_path, monkeypatch):
+def toy_policy_module(policy_module):
     """The toy policy's module in the package's search path (a temporary folder), removed afterwards."""
-    (tmp_path / "zz_order_policy.py").write_text(textwrap.dedent(TOY_POLICY))
-    policies.names()  # the package's own modules registered first: the copies below hold them
-    monkeypatch.setattr(coloc.policies, "__path__", [*coloc.policies.__path__, str(tmp_path)])
-    monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))
-    monkeypatch.setattr(base, "_PRESETS", dict(base._PRESETS))
-    yield "zz-order"
-    sys.modules.pop("coloc.policies.zz_order_policy", None)
+    policy_module("zz_order_policy", textwrap.dedent(TOY_POLICY))
+    return "zz-order"
 
 
 def with_policies(*entries) -> dict:
