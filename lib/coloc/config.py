@@ -557,7 +557,7 @@ def _policy_problems(where: str, text: str) -> list[str]:
 
 def _simulation_problems(sim: dict, pred: dict) -> list[str]:
     from coloc import policies
-    from coloc.policies.entry import PolicyEntry, override_kind
+    from coloc.policies.entry import PolicyEntry
     from coloc.studies.experiment import PROFILED_PAIRS, PROFILED_UTIL_PROTOCOL
 
     protocol, problems = sim["protocol"], []
@@ -594,16 +594,15 @@ def _simulation_problems(sim: dict, pred: dict) -> list[str]:
                                 f"{pred['protocols']} (nor {PROFILED_PAIRS!r}), so no predictions are made under it")
                 continue
             used = own or protocol
-            override = override_kind(name) if kinds else None
             if used == PROFILED_PAIRS:  # the measured pairs, and the utilization under PROFILED_UTIL_PROTOCOL
                 kinds, used = tuple(k for k in kinds if k != "norm"), PROFILED_UTIL_PROTOCOL
+            chosen_norm, chosen_util = entry.predictors(norm, util) if kinds else (norm, util)
             if "norm" in kinds:
-                read.setdefault(("pair", predictor or norm, dataset, used),
+                read.setdefault(("pair", chosen_norm, dataset, used),
                                 here if predictor or own else named["predictor_norm"])
             if "util" in kinds:
-                chosen = predictor if override == "util" and predictor else util
-                read.setdefault(("util", chosen, dataset, used),
-                                here if chosen != util or own else named["predictor_util"])
+                read.setdefault(("util", chosen_util, dataset, used),
+                                here if chosen_util != util or own else named["predictor_util"])
             if kinds and only is not None and used not in only:
                 missing.setdefault(used, None)
         for used in missing:
