@@ -91,6 +91,12 @@ def label(policy: str, kind: str) -> str:
     return policy
 
 
+def _whiskers(stats: list[tuple[float, float, float]]) -> np.ndarray:
+    """Error bars (below, above) of (mean, low, high) intervals: 0 where an interval is undefined or misses its own
+    mean by a rounding error (the last bits differ across CPUs), never a bar below 0."""
+    return np.clip(np.nan_to_num(np.array([[s[0] - s[1], s[2] - s[0]] for s in stats]).T), 0.0, None)
+
+
 def palette(order: list[str]) -> dict[str, tuple]:
     """One colour per policy, by its place in ``order`` (the same in every figure of a scenario)."""
     colours = sns.color_palette("tab10" if len(order) <= 10 else "tab20", len(order))
@@ -150,9 +156,8 @@ def policy_bars(summary: pd.DataFrame, metrics=tuple(BAR_METRICS), title: str = 
         scale = 3600.0 if metric in HOURS else 1.0
         stats = [mean_ci(summary.loc[summary["policy"] == p, metric] / scale) for p in order]
         means = np.array([s[0] for s in stats])
-        err = np.clip(np.array([[s[0] - s[1], s[2] - s[0]] for s in stats]).T, 0.0, None)
         y = np.arange(len(order))
-        bars = ax.barh(y, means, xerr=np.nan_to_num(err), color=[colours[p] for p in order],
+        bars = ax.barh(y, means, xerr=_whiskers(stats), color=[colours[p] for p in order],
                        error_kw={"elinewidth": 1, "capsize": 2})
         for bar, policy in zip(bars, order, strict=True):
             if kinds[policy] == "oracle":
@@ -309,7 +314,7 @@ def _line_with_interval(ax, rows: pd.DataFrame, metric: str, scale: float, colou
     points = np.array(sorted(rows["point"].unique()), dtype=float)
     stats = [mean_ci(rows.loc[rows["point"] == p, metric] / scale) for p in points]
     mean = np.array([s[0] for s in stats])
-    err = np.clip(np.nan_to_num(np.array([[s[0] - s[1], s[2] - s[0]] for s in stats]).T), 0.0, None)
+    err = _whiskers(stats)
     ax.plot(points, mean, marker="o", ms=4, color=colour, ls="--" if oracle else "-", label=name)
     width = (points.max() - points.min()) or 1.0
     ax.errorbar(points + shift * width, mean, yerr=err, fmt="none", ecolor=colour, elinewidth=0.9, alpha=0.6)
