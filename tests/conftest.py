@@ -106,6 +106,23 @@ def workloads_of():
     return table
 
 
+@pytest.fixture(scope="session")
+def gavel_tables_of(mirror, workloads_of):
+    """The predictors' Tables of Gavel's measurements on some job types: their solo rows, the pairs of two of them,
+    their features (workloads_of) and Gavel's devices; Gavel's file parsed once in the session."""
+    from coloc.devices import device_table
+    from coloc.predict import Tables
+
+    solo, pairs = datasets.load_gavel(mirror / "gavel" / "simulation_throughputs.json")
+
+    def tables(names) -> "Tables":
+        return Tables(workloads_of(names), solo[solo["workload"].isin(names)].reset_index(drop=True),
+                      pairs[pairs["workload_a"].isin(names) & pairs["workload_b"].isin(names)].reset_index(drop=True),
+                      device_table(list(datasets.GAVEL_DEVICES)))
+
+    return tables
+
+
 def shared_dry_run(tmp_path_factory, name: str, *args) -> subprocess.CompletedProcess:
     """`snakemake -n` with ``args`` in an empty folder, without a mirror: run once for all processes of the
     session (the first to ask runs it, the others read its output: workflow_run.SharedRun)."""

@@ -6,8 +6,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from coloc.datasets import load_gavel
-from coloc.devices import device_table
 from coloc.predict import Tables, make_predictor, names
 from coloc.predict.evaluate import utilization_oof
 from coloc.predict.horus import implied_utilization
@@ -19,11 +17,8 @@ NAMES = ["resnet18-cifar10-b32", "resnet18-cifar10-b128", "lm-wikitext2-b10", "l
 
 
 @pytest.fixture(scope="module")
-def gavel(mirror, workloads_of) -> Tables:
-    solo, pairs = load_gavel(mirror / "gavel" / "simulation_throughputs.json")
-    solo = solo[solo["workload"].isin(NAMES)].reset_index(drop=True)
-    pairs = pairs[pairs["workload_a"].isin(NAMES) & pairs["workload_b"].isin(NAMES)].reset_index(drop=True)
-    return Tables(workloads_of(NAMES), solo, pairs, device_table(["k80", "p100", "v100"]))
+def gavel(gavel_tables_of) -> Tables:
+    return gavel_tables_of(NAMES)
 
 
 def synthetic_pairs(utils: dict, device: str = "v100") -> pd.DataFrame:

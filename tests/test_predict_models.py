@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import torch
 
-from coloc.datasets import family_of, load_gavel
+from coloc.datasets import family_of
 from coloc.devices import device_table
 from coloc.predict import Tables, make_predictor, make_queries, names, predict_pairs, stage
 from coloc.predict.base import pair_labels, pair_queries, params_of
@@ -44,12 +44,9 @@ SMALL_UTIL = {"horus": {"params": {"n_estimators": 60}}, "horus-implied": {"para
 
 
 @pytest.fixture(scope="module")
-def gavel(mirror, workloads_of) -> Tables:
+def gavel(gavel_tables_of) -> Tables:
     torch.set_num_threads(1)
-    solo, pairs = load_gavel(mirror / "gavel" / "simulation_throughputs.json")
-    solo = solo[solo["workload"].isin(NAMES)].reset_index(drop=True)
-    pairs = pairs[pairs["workload_a"].isin(NAMES) & pairs["workload_b"].isin(NAMES)].reset_index(drop=True)
-    return Tables(workloads_of(NAMES), solo, pairs, device_table(["k80", "p100", "v100"]))
+    return gavel_tables_of(NAMES)
 
 
 def test_every_registered_predictor_is_tested():

@@ -11,8 +11,6 @@ import pandas as pd
 import pytest
 from sklearn.base import clone
 
-from coloc.datasets import load_gavel
-from coloc.devices import device_table
 from coloc.predict import Tables, check_options, make_predictor, names, predict_pairs, registered, stage
 from coloc.predict.base import params_of
 from coloc.predict.evaluate import evaluate, scores_of
@@ -42,11 +40,8 @@ CHANGED = {
 
 
 @pytest.fixture(scope="module")
-def small(mirror, workloads_of) -> Tables:
-    solo, pairs = load_gavel(mirror / "gavel" / "simulation_throughputs.json")
-    solo = solo[solo["workload"].isin(NAMES)].reset_index(drop=True)
-    pairs = pairs[pairs["workload_a"].isin(NAMES) & pairs["workload_b"].isin(NAMES)].reset_index(drop=True)
-    return Tables(workloads_of(NAMES), solo, pairs, device_table(["k80", "p100", "v100"]))
+def small(gavel_tables_of) -> Tables:
+    return gavel_tables_of(NAMES)
 
 
 def test_every_registered_model_is_covered_here():
