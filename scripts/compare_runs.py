@@ -32,6 +32,7 @@ LOGS = ("results/notebooks/",)
 WALL_CLOCK = ("results/sim/scheduling_delay.parquet", "figures/sim/scheduling_delay.png")
 WALL_CLOCK_COLUMNS = ("sim_wall_s", "decision_ms_per_job")
 WALL_CLOCK_ROW = "scheduling delay at"  # the scheduling delay's claim, wherever a table lists the claims
+TABLES, TEXTS = (".parquet", ".csv"), (".md", ".html")  # the files that can hold wall-clock values among others
 
 
 def digests(run: Path) -> dict[str, str]:
@@ -45,7 +46,7 @@ def digests(run: Path) -> dict[str, str]:
 def without_wall_clock(path: Path):
     """The file's content without its wall-clock values: a table without their columns and rows, text without
     the lines (or HTML table rows) that hold them."""
-    if path.suffix in (".parquet", ".csv"):
+    if path.suffix in TABLES:
         table = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path, dtype=str)
         table = table.drop(columns=[c for c in WALL_CLOCK_COLUMNS if c in table.columns])
         text = table.select_dtypes(include=["object", "string"]).astype(str)
@@ -56,6 +57,9 @@ def without_wall_clock(path: Path):
 
 
 def agree_but_for_wall_clock(first: Path, second: Path) -> bool:
+    """Whether two tables or texts agree without their wall-clock values (any other file, a figure, never does)."""
+    if first.suffix not in TABLES + TEXTS:
+        return False
     a, b = without_wall_clock(first), without_wall_clock(second)
     return a.reset_index(drop=True).equals(b.reset_index(drop=True)) if isinstance(a, pd.DataFrame) else a == b
 

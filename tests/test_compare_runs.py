@@ -62,6 +62,14 @@ def test_a_table_that_differs_only_in_its_wall_clock_columns_agrees_only_when_as
     assert run(tmp_path / "a", tmp_path / "b", "--allow-wall-clock").returncode == 1
 
 
+def test_a_figure_that_differs_is_named_with_or_without_the_wall_clock_rule(tmp_path):
+    a = make(tmp_path / "a", {"figures/f.png": b"\x89PNG\r\n\x1a\n1"})
+    b = make(tmp_path / "b", {"figures/f.png": b"\x89PNG\r\n\x1a\n2"})
+    for flags in ((), ("--allow-wall-clock",)):
+        compared = run(a, b, *flags)
+        assert (compared.returncode, compared.stdout.splitlines()[-1]) == (1, "differs: figures/f.png")
+
+
 def test_the_scheduling_delay_claim_row_is_left_out_of_text_and_tables_only_when_asked(tmp_path):
     rows = {"a": "| ISACPP | scheduling delay at 100 queued jobs | 0.0074 s |", "b": "| ISACPP | scheduling delay at "
             "100 queued jobs | 0.0071 s |"}
